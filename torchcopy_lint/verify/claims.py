@@ -79,15 +79,19 @@ def _fixed_torch_tensor(src, device=None, dtype=None, requires_grad=None):
 
 
 def _fixed_new_tensor(x, y, device=None, dtype=None, requires_grad=None):
-    """TCL102's rewrite of ``x.new_tensor(y, **kwargs)``: missing device/dtype come from ``x``."""
-    if y is x:
-        fixed = y.detach().clone()
-    elif device is None and dtype is None:
-        fixed = y.detach().to(x, copy=True)
+    """TCL102's rewrite of ``x.new_tensor(y, **kwargs)``.
+
+    ``y.detach().to(x, copy=True)``; with device/dtype, the missing one comes from ``x``; for
+    ``x.new_tensor(x)`` the target already is ``x``, so only the kwargs given are kept.
+    """
+    conversions = {name: value for name, value in (("device", device), ("dtype", dtype)) if value is not None}
+    if not conversions:
+        fixed = y.detach().clone() if y is x else y.detach().to(x, copy=True)
+    elif y is x:
+        fixed = y.detach().to(**conversions, copy=True)
     else:
-        fixed = y.detach().to(
-            device=x.device if device is None else device, dtype=x.dtype if dtype is None else dtype, copy=True
-        )
+        fixed = y.detach().to(device=conversions.get("device", x.device), dtype=conversions.get("dtype", x.dtype),
+                              copy=True)
     return fixed if requires_grad is None else fixed.requires_grad_(requires_grad)
 
 
@@ -322,7 +326,7 @@ def _tcl101_near_miss_no_warning(device: str) -> None:
 
 @claim("TCL101-list-of-tensors", "TCL101",
        "torch.tensor([t1, t2]) raises ValueError for multi-element tensors and drops the graph of 0-d ones "
-       "with only a generic 'Converting a tensor with requires_grad=True to a scalar' warning",
+       "(torch's 'requires_grad=True to a scalar' hint is shown once per process at most)",
        tags={"near-miss"})
 def _tcl101_list_of_tensors(device: str) -> None:
     import torch
@@ -331,9 +335,7 @@ def _tcl101_list_of_tensors(device: str) -> None:
     with recorded_warnings() as records:
         stacked = torch.tensor([a * 2, a * 3], device=device)
     assert not stacked.requires_grad and stacked.grad_fn is None, "graph was kept"
-    messages = [str(r.message) for r in records]
-    assert not copy_construct_warnings(records), f"copy-construct warning emitted: {messages}"
-    assert any("requires_grad=True to a scalar" in m for m in messages), f"warnings were {messages}"
+    assert not copy_construct_warnings(records), "copy-construct warning emitted for a list"
     assert torch.stack([a * 2, a * 3]).grad_fn is not None, "torch.stack lost the graph"
     try:
         torch.tensor([torch.ones(2, device=device), torch.ones(2, device=device)])
@@ -433,7 +435,7 @@ def _tcl102_kwargs_equivalent(device: str) -> None:
     import torch
 
     x = torch.zeros(2, dtype=torch.int64, device=device)
-    for y_name, y in _copy_sources(device).items():
+    for y_name, y in list(_copy_sources(device).items()) + [("x itself", x)]:
         for kwargs in ({"dtype": torch.float64}, {"dtype": y.dtype}, {"device": device},
                        {"device": device, "dtype": torch.float16}, {"dtype": torch.float32, "requires_grad": True}):
             with warnings.catch_warnings():
@@ -554,7 +556,7 @@ def _tcl103_same_aten_ops(device: str) -> None:
 @claim("TCL103-one-transient-node", "TCL103",
        "clone() first adds one CloneBackward0 node pointing at the existing graph (nothing is copied), "
        "and only when the input requires grad",
-       tags={"myth"})
+       tags={"hazard", "myth"})
 def _tcl103_one_transient_node(device: str) -> None:
     import torch
 

@@ -1,0 +1,285 @@
+"""The lint engine: one parse per file, every enabled rule in one traversal.
+
+Cost model (see benchmarks/bench.py): most files cannot match any rule, so a
+regex prefilter derived from the rules' own ``triggers`` skips the LibCST parse
+for them. Files that are parsed are walked once by a read-only traversal that
+does not rebuild nodes (LibCST's own visitor reconstructs every node), and
+positions are computed only for files that produced a violation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Type, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
+from .imports import ImportMap
+from .inference import Inference, Kind
+from .noqa import is_suppressed
+
+Source = Union[str, bytes]
+
+
+# --- what rules produce ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NodeFix:
+    """Replace ``target`` (a node of the parsed module) with ``replacement``."""
+
+    target: cst.CSTNode
+    replacement: cst.CSTNode
+    applicability: Applicability
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: Optional[NodeFix] = None
+
+
+@dataclass
+class FileContext:
+    """What a rule may consult while visiting one file."""
+
+    module: cst.Module
+    imports: ImportMap
+    inference: Inference
+    stack: List[cst.CSTNode] = field(default_factory=list)
+    violations: List[Violation] = field(default_factory=list)
+
+    def kind_of(self, expr: cst.BaseExpression) -> Kind:
+        """Kind of ``expr``, a descendant of the node being visited."""
+        return self.inference.kind_of(expr, self.stack)
+
+    def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
+        return self.imports.qualified_name(expr)
+
+    def parent(self, levels: int = 1) -> Optional[cst.CSTNode]:
+        """The ancestor ``levels`` above the node being visited."""
+        index = len(self.stack) - 1 - levels
+        return self.stack[index] if index >= 0 else None
+
+
+class Rule:
+    """Base class of a rule: subclass it in one module per rule.
+
+    A rule declares ``code``, ``name``, ``message``, ``triggers`` (regexes that must
+    all occur in a file's text for the rule to possibly fire: they drive the
+    prefilter, so a rule cannot be forgotten by it) and Fixit-style ``VALID`` /
+    ``INVALID`` examples, which the test-suite runs. It implements
+    ``visit_<NodeType>(self, node)`` methods and calls ``self.report``.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    triggers: ClassVar[Tuple[str, ...]]
+    VALID: ClassVar[Sequence[str]] = ()
+    INVALID: ClassVar[Sequence[str]] = ()
+
+    _compiled: ClassVar[Optional[Tuple[Tuple["re.Pattern[str]", ...], Tuple["re.Pattern[bytes]", ...]]]] = None
+
+    def __init__(self, context: FileContext) -> None:
+        self.context = context
+
+    @classmethod
+    def may_match(cls, source: Source) -> bool:
+        """The prefilter: False means this rule cannot report anything in ``source``."""
+        if cls.__dict__.get("_compiled") is None:
+            cls._compiled = (
+                tuple(re.compile(t) for t in cls.triggers),
+                tuple(re.compile(t.encode()) for t in cls.triggers),
+            )
+        patterns = cls._compiled[1] if isinstance(source, bytes) else cls._compiled[0]  # type: ignore[index]
+        return all(p.search(source) for p in patterns)  # type: ignore[arg-type]
+
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, *,
+               replacement: Optional[cst.CSTNode] = None, target: Optional[cst.CSTNode] = None,
+               applicability: Applicability = Applicability.SAFE) -> None:
+        fix = None
+        if replacement is not None:
+            fix = NodeFix(target if target is not None else node, replacement, applicability)
+        self.context.violations.append(Violation(self.code, node, message or self.message, fix))
+
+
+# --- traversal -----------------------------------------------------------------------------------
+
+_SKIPPED_FIELDS = frozenset(
+    """lpar rpar comma semicolon equal colon dot star leading_lines lines_after_decorators header footer
+    trailing_whitespace newline operator asynchronous default_indent default_newline encoding
+    has_trailing_newline""".split()
+)
+_fields_cache: Dict[type, Tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> Tuple[str, ...]:
+    fields = _fields_cache.get(node_type)
+    if fields is None:
+        fields = tuple(
+            f.name for f in dataclasses.fields(node_type)
+            if not f.name.startswith("whitespace") and f.name not in _SKIPPED_FIELDS
+        )
+        _fields_cache[node_type] = fields
+    return fields
+
+
+Handler = Callable[[cst.CSTNode], None]
+
+
+def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], Dict[type, List[Handler]]]:
+    visit: Dict[type, List[Handler]] = {}
+    leave: Dict[type, List[Handler]] = {}
+    for rule in rules:
+        for attr in dir(type(rule)):
+            for prefix, table in (("visit_", visit), ("leave_", leave)):
+                if attr.startswith(prefix):
+                    node_type = getattr(cst, attr[len(prefix):], None)
+                    if isinstance(node_type, type):
+                        table.setdefault(node_type, []).append(getattr(rule, attr))
+    return visit, leave
+
+
+def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]]) -> List[Violation]:
+    """Walk ``module`` once, dispatching each node to every rule that visits its type."""
+    imports = ImportMap(module)
+    context = FileContext(module, imports, Inference(module, imports))
+    rules = [rule_type(context) for rule_type in rule_types]
+    visit, leave = _handler_tables(rules)
+    stack = context.stack
+    fields_of = _child_fields
+
+    def walk(node: cst.CSTNode) -> None:
+        stack.append(node)
+        node_type = type(node)
+        handlers = visit.get(node_type)
+        if handlers:
+            for handler in handlers:
+                handler(node)
+        for name in fields_of(node_type):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                walk(value)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        walk(item)
+        handlers = leave.get(node_type)
+        if handlers:
+            for handler in handlers:
+                handler(node)
+        stack.pop()
+
+    limit = sys.getrecursionlimit()
+    if limit < 20000:
+        sys.setrecursionlimit(20000)
+    walk(module)
+    return context.violations
+
+
+# --- from violations to diagnostics --------------------------------------------------------------
+
+@dataclass
+class ParsedFile:
+    """A file's parse and its violations, with positions resolved on demand."""
+
+    module: cst.Module
+    violations: List[Violation]
+    lines: List[str]
+    _positions: Optional[Dict[cst.CSTNode, object]] = None
+
+    def position(self, node: cst.CSTNode):
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)  # type: ignore[assignment]
+        return self._positions[node]  # type: ignore[index]
+
+    def unsuppressed(self) -> List[Violation]:
+        out = []
+        for v in self.violations:
+            line = self.position(v.node).start.line
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            if not is_suppressed(text, v.code):
+                out.append(v)
+        return out
+
+
+def _decode_lines(source: Source, module: cst.Module) -> List[str]:
+    text = source.decode(module.encoding, errors="replace") if isinstance(source, bytes) else source
+    return text.splitlines()
+
+
+def parse(source: Source, rule_types: Sequence[Type[Rule]]) -> Optional[ParsedFile]:
+    """Parse and run ``rule_types``; None when no rule can match (prefilter). Raises ParserSyntaxError."""
+    active = [r for r in rule_types if r.may_match(source)]
+    if not active:
+        return None
+    module = cst.parse_module(source)
+    violations = run_rules(module, active)
+    lines = _decode_lines(source, module) if violations else []
+    return ParsedFile(module, violations, lines)
+
+
+def syntax_error_diagnostic(path: str, error: Exception) -> Diagnostic:
+    line = getattr(error, "raw_line", 1) or 1
+    column = (getattr(error, "raw_column", 0) or 0) + 1
+    message = getattr(error, "message", None) or str(error).splitlines()[0]
+    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR_CODE,
+                      f"syntax error: {message}")
+
+
+def _count_comments(node: cst.CSTNode) -> int:
+    counter = _CommentCounter()
+    node.visit(counter)
+    return counter.count
+
+
+class _CommentCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.count = 0
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.count += 1
+
+
+def effective_applicability(parsed: ParsedFile, fix: NodeFix) -> Applicability:
+    """A fix that would drop a comment is never safe."""
+    if fix.applicability is Applicability.SAFE and _count_comments(fix.target) > _count_comments(fix.replacement):
+        return Applicability.UNSAFE
+    return fix.applicability
+
+
+def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
+    out = []
+    for v in parsed.unsuppressed():
+        pos = parsed.position(v.node)
+        fix = None
+        if v.fix is not None:
+            fpos = parsed.position(v.fix.target)
+            fix = Fix(
+                effective_applicability(parsed, v.fix),
+                parsed.module.code_for_node(v.fix.replacement),
+                fpos.start.line, fpos.start.column + 1, fpos.end.line, fpos.end.column + 1,
+            )
+        out.append(Diagnostic(path, pos.start.line, pos.start.column + 1, pos.end.line,
+                              pos.end.column + 1, v.code, v.message, fix))
+    out.sort(key=lambda d: d.sort_key)
+    return out
+
+
+def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]]) -> List[Diagnostic]:
+    """All diagnostics for one file's source. Never raises for bad input: it reports TCL001."""
+    try:
+        parsed = parse(source, rule_types)
+    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+        return [syntax_error_diagnostic(path, error)]
+    if parsed is None or not parsed.violations:
+        return []
+    return to_diagnostics(path, parsed)

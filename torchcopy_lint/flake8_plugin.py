@@ -1,0 +1,28 @@
+"""flake8 plugin (entry point ``flake8.extension``, prefix ``TCL``), for editors.
+
+It reuses the lines flake8 already read and reports exactly what the CLI reports
+(flake8 applies ``# noqa`` and ``--select`` itself). Columns are 0-based here,
+as flake8 expects; flake8 prints them 1-based, like the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Tuple, Type
+
+from . import __version__
+from .engine import lint_source
+from .rules import ALL_RULES
+
+
+class TorchCopyLintPlugin:
+    name = "torchcopy-lint"
+    version = __version__
+
+    def __init__(self, tree: object, lines: Optional[List[str]] = None, filename: str = "stdin") -> None:
+        self.lines = lines or []
+        self.filename = filename
+
+    def run(self) -> Iterator[Tuple[int, int, str, Type["TorchCopyLintPlugin"]]]:
+        source = "".join(self.lines)
+        for d in lint_source(source, self.filename, ALL_RULES):
+            yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

@@ -1,0 +1,22 @@
+"""The rule registry. One module per rule; add a new rule to ALL_RULES."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Type
+
+from ..engine import Rule
+from .tcl101_tensor_copy_construct import TensorCopyConstruct
+from .tcl102_new_tensor_from_tensor import NewTensorFromTensor
+from .tcl103_clone_then_detach import CloneThenDetach
+from .tcl104_data_mutation import DataMutation
+from .tcl105_deepcopy_live_module import DeepcopyLiveModule
+
+ALL_RULES: List[Type[Rule]] = [
+    TensorCopyConstruct,
+    NewTensorFromTensor,
+    CloneThenDetach,
+    DataMutation,
+    DeepcopyLiveModule,
+]
+
+RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -1,0 +1,115 @@
+"""TCL104: mutation through ``.data``."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from ..diagnostics import Applicability
+from ..engine import Rule
+from ..inference import Kind
+
+# In-place tensor methods that do not write values.
+_HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad", "detach_"})
+# Attributes that hold parameters, buffers or gradients: `m.weight.data = ...` is a tensor's `.data`.
+_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "running_mean", "running_var"})
+
+
+class DataMutation(Rule):
+    """Writes through ``.data`` bypass autograd's version counter. If a live graph
+    saved the tensor, ``backward()`` silently uses the new values: with
+    ``p=[1,2,3]``, ``loss=(p*p).sum()``, ``p.data.add_(1)`` gives the gradient
+    ``[4,6,8]`` instead of ``[2,4,6]``. The same write through ``p.detach()`` or
+    under ``torch.no_grad()`` raises instead of corrupting. ``p.data = v`` rebinds
+    storage (dtype and shape may change silently).
+
+    Reads (``x.data.cpu()``, ``x.data.shape``) and ``.data`` attributes of
+    non-tensors (a Dataset's ``self.data``, configs) are not flagged.
+    """
+
+    code = "TCL104"
+    name = "data-mutation"
+    message = (
+        "in-place write through `.data` bypasses autograd: a live graph silently gets wrong gradients; "
+        "use `.detach()` or `torch.no_grad()`"
+    )
+    rebind_message = (
+        "assigning to `.data` swaps the tensor's storage behind autograd (dtype/shape may change silently); "
+        "use `with torch.no_grad(): p.copy_(v)`"
+    )
+    triggers = (r"\.\s*data\b",)
+
+    VALID = [
+        "x = t.data.cpu()",
+        "class D(Dataset):\n    def f(self):\n        self.data[0] = 1\n        self.data = []",
+        "cfg.data = 'path'",
+        "import torch\nwith torch.no_grad():\n    p.add_(1)",
+    ]
+    INVALID = [
+        "for p in model.parameters():\n    p.data.add_(1)",
+        "import torch\np = torch.zeros(3)\np.data = torch.ones(3)",
+        "import torch.nn as nn\nnn.init.normal_(m.weight.data)",
+        "for p in model.parameters():\n    p.data[0] = 1",
+    ]
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != "data":
+            return
+        receiver = node.value
+        parent = self.context.parent()
+        grand = self.context.parent(2)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            name = parent.attr.value
+            if isinstance(grand, cst.Call) and grand.func is parent and name.endswith("_") \
+                    and not name.startswith("__") and name not in _HARMLESS_IN_PLACE \
+                    and self._may_be_tensor(receiver):
+                self._report_write(node, _detach(node))
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            if isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and grand.target is parent \
+                    and self._is_tensor(receiver):
+                self._report_write(node, _detach(node))
+        elif isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node:
+            if self._is_tensor(receiver):
+                self.report(node, self.rebind_message if isinstance(parent, cst.AssignTarget) else None)
+        elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(grand, cst.Call) \
+                and grand.args and grand.args[0] is parent:
+            self._check_in_place_function(node, grand)
+
+    def _check_in_place_function(self, node: cst.Attribute, call: cst.Call) -> None:
+        """``nn.init.normal_(m.weight.data)`` and other in-place torch functions."""
+        q = self.context.qualified_name(call.func)
+        if not q or not q.startswith("torch.") or not q.endswith("_") or q.endswith("__"):
+            return
+        if not self._may_be_tensor(node.value):
+            return
+        # nn.init functions already run under no_grad: the plain parameter is the idiom.
+        if q.startswith("torch.nn.init."):
+            replacement: cst.BaseExpression = node.value.with_changes(
+                lpar=[*node.lpar, *node.value.lpar], rpar=[*node.value.rpar, *node.rpar])
+        else:
+            replacement = _detach(node)
+        self._report_write(node, replacement)
+
+    def _report_write(self, node: cst.Attribute, replacement: Optional[cst.BaseExpression]) -> None:
+        # Unsafe: with a live graph the fixed code raises where the old one silently corrupted.
+        self.report(node, replacement=replacement, applicability=Applicability.UNSAFE)
+
+    def _may_be_tensor(self, receiver: cst.BaseExpression) -> bool:
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+            return False
+        return self.context.kind_of(receiver) not in (Kind.NOT_TENSOR, Kind.MODULE)
+
+    def _is_tensor(self, receiver: cst.BaseExpression) -> bool:
+        kind = self.context.kind_of(receiver)
+        if kind is Kind.TENSOR:
+            return True
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value in _TENSOR_ATTRIBUTES:
+            return self.context.kind_of(receiver.value) is not Kind.NOT_TENSOR
+        return False
+
+
+def _detach(node: cst.Attribute) -> cst.Call:
+    """``p.data`` → ``p.detach()``, keeping the dot's formatting and any parentheses."""
+    return cst.Call(func=node.with_changes(attr=cst.Name("detach"), lpar=[], rpar=[]),
+                    lpar=node.lpar, rpar=node.rpar)

@@ -1,0 +1,234 @@
+"""Run the engine over files: discovery, cache, parallel workers, fixing.
+
+Front ends (the CLI, tests) call ``run``; the flake8 plugin calls the engine
+directly. Workers only ever receive a path and the enabled codes and return
+plain diagnostics, gathered and sorted in the parent for deterministic output.
+"""
+
+from __future__ import annotations
+
+import difflib
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from .cache import ResultCache, cache_key
+from .config import Settings
+from .diagnostics import Applicability, Diagnostic
+from .engine import lint_source
+from .fixer import FixError, fix_source, write_atomically
+from .rules import ALL_RULES, RULES_BY_CODE
+
+ALL_CODES = tuple(rule.code for rule in ALL_RULES)
+READ_ERROR_CODE = "TCL002"
+
+
+@dataclass
+class FileReport:
+    path: str
+    diagnostics: List[Diagnostic]
+    fixed: int = 0
+    diff: str = ""
+    error: str = ""
+    content: Optional[bytes] = None  # fixed output for stdin
+
+
+@dataclass
+class RunReport:
+    files: List[FileReport] = field(default_factory=list)
+
+    @property
+    def diagnostics(self) -> List[Diagnostic]:
+        out = [d for f in self.files for d in f.diagnostics]
+        out.sort(key=lambda d: d.sort_key)
+        return out
+
+    @property
+    def fixed(self) -> int:
+        return sum(f.fixed for f in self.files)
+
+
+def discover(paths: Sequence[str], settings: Settings) -> List[str]:
+    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are kept."""
+    found: List[str] = []
+    seen = set()
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    if name.endswith(".py") and not settings.is_excluded(full) and full not in seen:
+                        seen.add(full)
+                        found.append(full)
+        elif path not in seen:
+            seen.add(path)
+            found.append(path)
+    return found
+
+
+def _rule_types(codes: FrozenSet[str]):
+    return [RULES_BY_CODE[c] for c in ALL_CODES if c in codes]
+
+
+def _read_error(path: str, error: BaseException) -> Diagnostic:
+    reason = getattr(error, "strerror", None) or str(error)
+    return Diagnostic(path, 1, 1, 1, 1, READ_ERROR_CODE, f"cannot read file: {reason}")
+
+
+def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+    return lint_source(content, path, _rule_types(codes))
+
+
+def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
+    return any(d.fix is not None and (unsafe or d.fix.applicability is Applicability.SAFE) for d in diagnostics)
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    codes: FrozenSet[str]
+    mode: str = "check"  # check | fix | diff
+    unsafe: bool = False
+    content: Optional[bytes] = None  # already read (stdin, or read by the parent for the cache key)
+
+
+def process(job: Job) -> FileReport:
+    """Lint (and maybe fix) one file. Never raises for bad input."""
+    content = job.content
+    if content is None:
+        try:
+            with open(job.path, "rb") as handle:
+                content = handle.read()
+        except OSError as error:
+            return FileReport(job.path, [_read_error(job.path, error)])
+    diagnostics = _lint_bytes(content, job.path, job.codes)
+    if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
+        return FileReport(job.path, diagnostics, content=content if job.mode == "fix" else None)
+    try:
+        result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
+    except FixError as error:
+        return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
+    remaining = _lint_bytes(result.source, job.path, job.codes)
+    report = FileReport(job.path, remaining, fixed=result.applied, content=result.source)
+    if job.mode == "diff":
+        report.diagnostics = diagnostics
+        report.fixed = 0
+        report.diff = unified_diff(job.path, content, result.source)
+    elif job.path != "-" and result.source != content:
+        try:
+            write_atomically(job.path, result.source)
+        except OSError as error:
+            return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
+    return report
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    old = before.decode("utf-8", "replace").splitlines(keepends=True)
+    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, path, path))
+
+
+class Progress:
+    """A progress bar on stderr for long runs on a terminal; inert otherwise."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled and total > 200 and sys.stderr.isatty()
+        self.done = 0
+        self._last = 0.0
+
+    def advance(self, n: int = 1) -> None:
+        if not self.enabled:
+            return
+        self.done += n
+        now = time.monotonic()
+        if now - self._last < 0.1 and self.done < self.total:
+            return
+        self._last = now
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def _worker_init() -> None:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+
+
+def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
+        jobs: Optional[int] = None, cache_dir: Optional[str] = None, progress: bool = False,
+        stdin: Optional[Tuple[str, bytes]] = None) -> RunReport:
+    """Lint ``paths`` (or one stdin buffer) and return every file's report."""
+    report = RunReport()
+    if stdin is not None:
+        name, content = stdin
+        codes = settings.codes_for(name, ALL_CODES)
+        report.files.append(process(Job("-" if mode == "fix" else name, codes, mode, unsafe, content)))
+        if mode == "fix":
+            for d in report.files[0].diagnostics:
+                object.__setattr__(d, "path", name)
+        return report
+
+    files = discover(paths, settings)
+    cache = ResultCache(cache_dir) if cache_dir else None
+    pending: List[Job] = []
+    keys: Dict[str, str] = {}
+    for path in files:
+        codes = settings.codes_for(path, ALL_CODES)
+        if cache is None:
+            pending.append(Job(path, codes, mode, unsafe))
+            continue
+        try:
+            with open(path, "rb") as handle:
+                content = handle.read()
+        except OSError as error:
+            report.files.append(FileReport(path, [_read_error(path, error)]))
+            continue
+        key = cache_key(content, codes)
+        entry = cache.get(key)
+        if entry is not None:
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
+                report.files.append(FileReport(path, diagnostics))
+                continue
+        keys[path] = key
+        pending.append(Job(path, codes, mode, unsafe, content))
+
+    bar = Progress(len(files), progress)
+    bar.advance(len(files) - len(pending))
+    workers = jobs or os.cpu_count() or 1
+    if workers <= 1 or len(pending) <= 1:
+        results = []
+        for job in pending:
+            results.append(process(job))
+            bar.advance()
+    else:
+        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
+                                 initializer=_worker_init) as pool:
+            results = []
+            chunk = max(1, min(16, len(pending) // (workers * 8) or 1))
+            for result in pool.map(process, pending, chunksize=chunk):
+                results.append(result)
+                bar.advance()
+    bar.close()
+
+    for result in results:
+        report.files.append(result)
+        if cache is not None and result.path in keys and not result.error and not result.fixed:
+            cache.put(keys[result.path], [{k: v for k, v in d.to_json().items() if k != "path"}
+                                          for d in result.diagnostics])
+    if cache is not None:
+        cache.save()
+    report.files.sort(key=lambda f: f.path)
+    return report
