@@ -9,6 +9,7 @@ positions are computed only for files that produced a violation.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import sys
@@ -227,12 +228,20 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]]) -> Optional[ParsedFi
     return ParsedFile(module, violations, lines)
 
 
-def syntax_error_diagnostic(path: str, error: Exception) -> Diagnostic:
+def syntax_error_diagnostic(path: str, error: Exception, source: Optional[Source] = None) -> Diagnostic:
+    """TCL001, located and worded by CPython's own parser when it agrees the file is invalid."""
     line = getattr(error, "raw_line", 1) or 1
     column = (getattr(error, "raw_column", 0) or 0) + 1
     message = getattr(error, "message", None) or str(error).splitlines()[0]
-    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR_CODE,
-                      f"syntax error: {message}")
+    if source is not None:
+        try:
+            compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        except SyntaxError as cpython:
+            line, column = cpython.lineno or line, cpython.offset or column
+            message = cpython.msg
+        except (ValueError, UnicodeDecodeError) as other:  # null bytes, bad encodings
+            message = str(other)
+    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR_CODE, f"syntax error: {message}")
 
 
 def _count_comments(node: cst.CSTNode) -> int:
@@ -279,7 +288,7 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]]) -> 
     try:
         parsed = parse(source, rule_types)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return [syntax_error_diagnostic(path, error)]
+        return [syntax_error_diagnostic(path, error, source)]
     if parsed is None or not parsed.violations:
         return []
     return to_diagnostics(path, parsed)

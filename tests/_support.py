@@ -1,0 +1,28 @@
+"""Helpers shared by the static (torch-free) tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def fixture_inputs() -> List[Path]:
+    """Every fixture input file (not the expected fixed outputs)."""
+    return sorted(
+        p for p in FIXTURES.glob("TCL*/*.py")
+        if not p.name.endswith((".fixed.py", ".unsafe.py"))
+    )
+
+
+def run_cli(*args: str, cwd=None, input_bytes: bytes = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(
+        [sys.executable, "-m", "torchcopy_lint", *args],
+        capture_output=True, cwd=cwd, input=input_bytes, env=env,
+    )
