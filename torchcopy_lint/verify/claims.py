@@ -142,7 +142,7 @@ def _tcl101_warns(device: str) -> None:
 
     t = torch.randn(3, device=device)
     for attempt in range(2):
-        message = _warning_message(lambda: torch.tensor(t), f"torch.tensor(t), call {attempt + 1}")
+        message = _warning_message(lambda: torch.tensor(t), f"torch.tensor(t), call {attempt + 1}")  # noqa: TCL101
         assert message.endswith("rather than torch.tensor(sourceTensor)."), message
 
 
@@ -153,7 +153,7 @@ def _tcl101_warning_text(device: str) -> None:
     import torch
 
     t = torch.randn(3, device=device)
-    message = _warning_message(lambda: torch.tensor(t), "torch.tensor(t)")
+    message = _warning_message(lambda: torch.tensor(t), "torch.tensor(t)")  # noqa: TCL101
     assert "sourceTensor.detach().clone()" in message, message
     assert "clone().detach()" not in message, message
 
@@ -218,7 +218,8 @@ def _tcl101_kwargs_need_copy(device: str) -> None:
         assert not shares_storage(t.detach().to(**kwargs, copy=True), t), f".to(**{kwargs}, copy=True) aliased"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assert not shares_storage(torch.tensor(t, **kwargs), t), f"torch.tensor(t, **{kwargs}) aliased"
+            copied = torch.tensor(t, **kwargs)  # noqa: TCL101
+        assert not shares_storage(copied, t), f"torch.tensor(t, **{kwargs}) aliased"
 
 
 @claim("TCL101-device-move", "TCL101",
@@ -231,7 +232,7 @@ def _tcl101_device_move(device: str) -> None:
         for src in (torch.randn(3, 4, device=src_device), torch.randn(3, 4, device=src_device).t()):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                original = torch.tensor(src, device=target)
+                original = torch.tensor(src, device=target)  # noqa: TCL101
             assert_same_tensor(original, _fixed_torch_tensor(src, device=target), f"{src_device} -> {target}")
 
 
@@ -245,7 +246,7 @@ def _tcl101_default_device(device: str) -> None:
     t = torch.randn(3, device=device)
     with torch.device("meta"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        original, fixed = torch.tensor(t), _fixed_torch_tensor(t)
+        original, fixed = torch.tensor(t), _fixed_torch_tensor(t)  # noqa: TCL101
     assert original.device.type == "meta", f"torch.tensor(t) landed on {original.device}, not the default device"
     assert fixed.device == t.device, f"t.detach().clone() landed on {fixed.device}, not {t.device}"
 
@@ -261,7 +262,7 @@ def _tcl101_pin_memory_raises(device: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.tensor(t, pin_memory=True)
+            torch.tensor(t, pin_memory=True)  # noqa: TCL101
     except RuntimeError as exc:
         assert "Can't pin tensor constructed from a variable" in str(exc), f"unexpected error: {exc}"
     else:
@@ -367,7 +368,7 @@ def _tcl102_warns(device: str) -> None:
     import torch
 
     x, y = torch.zeros(2, device=device), torch.randn(2, device=device)
-    message = _warning_message(lambda: x.new_tensor(y), "x.new_tensor(y)")
+    message = _warning_message(lambda: x.new_tensor(y), "x.new_tensor(y)")  # noqa: TCL102
     assert message.endswith("rather than tensor.new_tensor(sourceTensor)."), message
 
 
@@ -381,7 +382,7 @@ def _tcl102_casts_to_x(device: str) -> None:
     y = torch.tensor([1.9, -1.9], device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = x.new_tensor(y)
+        result = x.new_tensor(y)  # noqa: TCL102
     assert result.dtype == torch.int64 and result.device == x.device, f"got {result.dtype} on {result.device}"
     assert result.tolist() == [1, -1], f"got {result.tolist()}"
 
@@ -396,8 +397,8 @@ def _tcl102_not_clone_detach(device: str) -> None:
     y = torch.tensor([1.9, -1.9], device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        via_new_tensor = x.new_tensor(y)
-    via_clone = y.clone().detach()
+        via_new_tensor = x.new_tensor(y)  # noqa: TCL102
+    via_clone = y.clone().detach()  # noqa: TCL103
     assert via_new_tensor.dtype != via_clone.dtype, "dtypes agree"
     assert not torch.equal(via_new_tensor.to(via_clone.dtype), via_clone), "values agree"
 
@@ -448,7 +449,7 @@ def _tcl102_kwargs_equivalent(device: str) -> None:
     y = torch.randn(3, device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        original = float_x.new_tensor(y, requires_grad=True)
+        original = float_x.new_tensor(y, requires_grad=True)  # noqa: TCL102
     assert_same_tensor(original, _fixed_new_tensor(float_x, y, requires_grad=True), "requires_grad=True only")
 
 
@@ -518,10 +519,11 @@ def _tcl103_same_result(device: str) -> None:
 
     for name, src in _copy_sources(device).items():
         for kwargs in _clone_variants(src):
-            method_original, method_fixed = src.clone(**kwargs).detach(), src.detach().clone(**kwargs)
+            method_original, method_fixed = src.clone(**kwargs).detach(), src.detach().clone(**kwargs)  # noqa: TCL103
             assert_same_tensor(method_original, method_fixed, f"{name}.clone(**{kwargs})")
             _assert_fresh_copy(method_fixed, src, f"{name}.detach().clone(**{kwargs})")
-            function_original, function_fixed = torch.clone(src, **kwargs).detach(), torch.clone(src.detach(), **kwargs)
+            function_original = torch.clone(src, **kwargs).detach()  # noqa: TCL103
+            function_fixed = torch.clone(src.detach(), **kwargs)
             assert_same_tensor(function_original, function_fixed, f"torch.clone({name}, **{kwargs})")
             assert_same_tensor(method_original, function_original, f"method vs torch.clone, {name}, {kwargs}")
 
@@ -544,7 +546,7 @@ def _tcl103_same_aten_ops(device: str) -> None:
 
     src = torch.randn(3, 4, device=device, requires_grad=True) * 2
     logs = {}
-    for order, make in (("clone().detach()", lambda: src.clone().detach()),
+    for order, make in (("clone().detach()", lambda: src.clone().detach()),  # noqa: TCL103
                         ("detach().clone()", lambda: src.detach().clone())):
         with OpLog() as log:
             make()
@@ -576,7 +578,8 @@ def _tcl103_one_transient_node(device: str) -> None:
        devices=("cpu",), tags={"myth", "timing"})
 def _tcl103_speed(device: str) -> None:
     t = _timing_input(requires_grad=True)
-    _assert_not_slower(lambda: t.clone().detach(), lambda: t.detach().clone(), "clone().detach() / detach().clone()")
+    _assert_not_slower(lambda: t.clone().detach(), lambda: t.detach().clone(),  # noqa: TCL103
+                       "clone().detach() / detach().clone()")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -585,11 +588,11 @@ def _tcl103_speed(device: str) -> None:
 
 
 def _data_add(p) -> None:
-    p.data.add_(1)
+    p.data.add_(1)  # noqa: TCL104
 
 
 def _data_copy(p) -> None:
-    p.data.copy_(p.detach() + 1)
+    p.data.copy_(p.detach() + 1)  # noqa: TCL104
 
 
 def _data_setitem(p) -> None:
@@ -741,7 +744,7 @@ def _tcl104_data_assign_rebinds(device: str) -> None:
 
     p = torch.zeros(3, device=device, requires_grad=True)
     other = torch.ones(2, dtype=torch.float64, device=device)
-    p.data = other
+    p.data = other  # noqa: TCL104
     assert shares_storage(p, other), "p does not share other's storage"
     assert (p.dtype, tuple(p.shape)) == (torch.float64, (2,)), f"p is now {p.dtype} {tuple(p.shape)}"
     assert p.requires_grad and p.is_leaf, "p lost its autograd state"

@@ -95,7 +95,9 @@ def run_fixture(path: Path, device: str) -> FixtureRun:
     with recorded_warnings() as records:
         exec(code, namespace)  # noqa: S102 - running the fixture is the point of the oracle
     tensors = {
-        name: value for name, value in namespace.items() if isinstance(value, torch.Tensor) and not name.startswith("__")
+        name: value
+        for name, value in namespace.items()
+        if isinstance(value, torch.Tensor) and not name.startswith("__")
     }
     warning_lines = sorted(r.lineno for r in copy_construct_warnings(records) if r.filename == str(path))
     return FixtureRun(tensors, warning_lines)
