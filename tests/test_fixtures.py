@@ -90,3 +90,13 @@ def test_rule_triggers_cover_invalid_examples():
     for rule in ALL_RULES:
         for example in rule.INVALID:
             assert rule.may_match(example) and rule.may_match(example.encode()), (rule.code, example)
+
+
+@pytest.mark.parametrize("path", CASES, ids=IDS)
+def test_prefilter_never_changes_results(path: Path, monkeypatch):
+    """Linting with the text prefilter disabled gives the same diagnostics."""
+    source = path.read_bytes()
+    filtered = lint_source(source, str(path), ALL_RULES)
+    for rule in ALL_RULES:
+        monkeypatch.setattr(rule, "may_match", classmethod(lambda cls, src: True))
+    assert lint_source(source, str(path), ALL_RULES) == filtered

@@ -72,11 +72,18 @@ class Settings:
         return enabled_codes(all_codes, tuple(self.select) + tuple(self.extend_select), ignore)
 
     def is_excluded(self, path: str) -> bool:
-        parts = self._relative(path).replace(os.sep, "/").split("/")
+        """Whether a file or directory met while walking a given directory is excluded.
+
+        Patterns without a slash match a single path component (the entry's own name);
+        patterns with one match the path relative to the project root. Paths given on the
+        command line are never excluded, like ruff (the walk only asks about entries below them).
+        """
         patterns = self.exclude + self.extend_exclude
-        return any(fnmatch.fnmatch(part, pat) for part in parts for pat in patterns) or any(
-            fnmatch.fnmatch(self._relative(path), pat) for pat in patterns
-        )
+        name = os.path.basename(os.path.normpath(path))
+        if any(fnmatch.fnmatch(name, pat) for pat in patterns if "/" not in pat):
+            return True
+        rel = self._relative(path)
+        return any(fnmatch.fnmatch(rel, pat.strip("/")) for pat in patterns if "/" in pat)
 
     def _relative(self, path: str) -> str:
         root = self.project_root or os.getcwd()

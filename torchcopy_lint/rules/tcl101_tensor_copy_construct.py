@@ -27,7 +27,8 @@ class TensorCopyConstruct(Rule):
         "`torch.tensor()` on a tensor copy-constructs it and warns on every call; "
         "use `.detach().clone()`"
     )
-    triggers = (r"\btensor\b",)
+    # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
+    triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|\bimport\s*\(?[\w\s,\\]*\btensor\b",)
 
     VALID = [
         "import torch\ntorch.tensor([1.0, 2.0])",

@@ -28,7 +28,7 @@ class NewTensorFromTensor(Rule):
         "`x.new_tensor(y)` on a tensor `y` warns on every call and silently casts `y` to x's dtype/device; "
         "use `y.detach().to(x, copy=True)`"
     )
-    triggers = (r"\bnew_tensor\b",)
+    triggers = (r"\bnew_tensor\s*\(",)
 
     VALID = [
         "import torch\nx = torch.zeros(2)\nx.new_tensor([1, 2])",

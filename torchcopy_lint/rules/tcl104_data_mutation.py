@@ -38,7 +38,8 @@ class DataMutation(Rule):
         "assigning to `.data` swaps the tensor's storage behind autograd (dtype/shape may change silently); "
         "use `with torch.no_grad(): p.copy_(v)`"
     )
-    triggers = (r"\.\s*data\b",)
+    # `.data` followed by an in-place method, a subscript or an assignment; or `.data` passed to `f_(`.
+    triggers = (r"(?<=\.)data\s*\)*\s*(?:\.\s*\w+_\s*\(|\[|=[^=]|[-+*/@%&|^]=)|\w_\s*\([^()]*?\.data\s*[,)]",)
 
     VALID = [
         "x = t.data.cpu()",

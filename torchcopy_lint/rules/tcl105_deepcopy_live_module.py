@@ -35,7 +35,7 @@ class DeepcopyLiveModule(Rule):
         "and can raise on cached activations; snapshot `{k: v.detach().clone() for k, v in "
         "model.state_dict().items()}` or update one preallocated copy in place"
     )
-    triggers = (r"\bdeepcopy\b",)
+    triggers = (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\(")  # only training code is checked
 
     VALID = [
         "import copy\nimport torch.nn as nn\nclass Net(nn.Module):\n    pass\nmodel = Net()\nema = copy.deepcopy(model)\n"
