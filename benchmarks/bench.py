@@ -156,6 +156,38 @@ def gather_corpus(root: Path, which: str) -> dict:
 
 # --------------------------------------------------------------------------- process runner
 
+HZ = os.sysconf("SC_CLK_TCK")
+IDLE = {"max_wait": 0.0, "threshold": 0.3}  # set from --idle-wait / --idle-threshold
+
+
+def _busy_seconds() -> float:
+    """CPU-seconds the whole machine spent busy since boot (all cores)."""
+    with open("/proc/stat") as fh:
+        f = [int(x) for x in fh.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest is included in user)
+    return (sum(f[:8]) - f[3] - f[4]) / HZ
+
+
+def wait_for_idle() -> float:
+    """Wait (up to IDLE['max_wait'] s) until other processes use < threshold cores."""
+    if IDLE["max_wait"] <= 0:
+        return 0.0
+    t0 = time.monotonic()
+    warned = False
+    while True:
+        b0 = _busy_seconds()
+        time.sleep(0.5)
+        load = (_busy_seconds() - b0) / 0.5
+        waited = time.monotonic() - t0
+        if load < IDLE["threshold"] or waited >= IDLE["max_wait"]:
+            if warned:
+                log(f"    (waited {waited:.0f} s for the machine to go idle; load now {load:.2f} cores)")
+            return waited
+        if not warned:
+            log(f"    machine busy ({load:.2f} cores used by other processes); waiting up to "
+                f"{IDLE['max_wait']:g} s ...")
+            warned = True
+
 
 def _tree_pids(root_pid: int) -> list[int]:
     """root_pid and all its descendants, via /proc/<pid>/task/<tid>/children."""
@@ -222,7 +254,10 @@ def run_measured(
     keep_output: bool = False,
 ) -> dict:
     """Run cmd in its own process group; wall time, rusage of the tree, peak summed RSS."""
+    idle_wait = wait_for_idle()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        busy0 = _busy_seconds()
+        self0 = time.process_time()
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -244,6 +279,8 @@ def run_measured(
             timer.start()
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+        busy = _busy_seconds() - busy0
+        self_cpu = time.process_time() - self0  # this script (mostly the RSS sampler)
         if timer:
             timer.cancel()
         sampler.stop()
@@ -267,6 +304,11 @@ def run_measured(
         "max_procs": sampler.max_procs,
         "rss_samples": sampler.samples,
         "maxrss_largest_single_bytes": ru.ru_maxrss * 1024,
+        # CPU used by everything else on the machine during the run, in cores (contention)
+        "other_load_cores": (max(0.0, busy - ru.ru_utime - ru.ru_stime - self_cpu) / wall
+                             if wall else 0.0),
+        "bench_self_cpu_s": self_cpu,
+        "idle_wait_s": idle_wait,
         "stdout_bytes": len(stdout),
         "stdout_lines": stdout.count(b"\n"),
         "stderr_tail": stderr[-2000:].decode("utf-8", "replace"),
@@ -288,6 +330,7 @@ def summarize(runs: list[dict], corpus: dict | None, ok_rcs=(0,)) -> dict:
     s["wall_s_min"] = min(walls)
     s["wall_s_max"] = max(walls)
     s["cpu_s_median"] = statistics.median(r["cpu_user_s"] + r["cpu_sys_s"] for r in good)
+    s["other_load_cores_max"] = max(r["other_load_cores"] for r in good)
     s["peak_rss_sum_bytes_median"] = statistics.median(r["peak_rss_sum_bytes"] for r in good)
     s["peak_rss_sum_bytes_max"] = max(r["peak_rss_sum_bytes"] for r in good)
     s["maxrss_largest_single_bytes_max"] = max(r["maxrss_largest_single_bytes"] for r in good)
@@ -792,6 +835,7 @@ def flake8_plugin_cost(python: str, package: str, code_prefix: str, select: str,
         # sanity: the real flake8 entry point, to show the driver adds nothing
         "flake8_binary_with_plugin": [flake8_bin, f"--select={code_prefix},{select}", *common],
     }
+    wait_for_idle()
     times: dict[str, list[float]] = {k: [] for k in configs}
     outs: dict[str, bytes] = {}
     for k, cmd in configs.items():  # warm-up (page cache, pyc)
@@ -860,7 +904,7 @@ def run_flake8_latency(args, torchfix_venv: Path | None) -> dict:
 
 def row(name: str, s: dict | None, note: str = "") -> list[str]:
     if not s or "wall_s_median" not in s:
-        return [name, "-", "-", "-", "-", "-", "-", "-", note or "failed"]
+        return [name, "-", "-", "-", "-", "-", "-", "-", "-", note or "failed"]
     return [
         name,
         fmt_s(s["wall_s_median"]),
@@ -870,13 +914,14 @@ def row(name: str, s: dict | None, note: str = "") -> list[str]:
         fmt_s(s.get("cpu_s_median")),
         f"{s['peak_rss_sum_bytes_max'] / MiB:,.0f}",
         f"{s['maxrss_largest_single_bytes_max'] / MiB:,.0f}",
+        f"{s['other_load_cores_max']:.2f}",
         note,
     ]
 
 
 def print_table(rows: list[list[str]]) -> None:
     header = ["tool", "median s", "min-max s", "files/s", "lines/s", "CPU s",
-              "peak RSS sum MiB", "max 1-proc MiB", "note"]
+              "peak RSS sum MiB", "max 1-proc MiB", "other load", "note"]
     rows = [header] + rows
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for j, r in enumerate(rows):
@@ -915,7 +960,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--keep-env", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE for the measured processes")
+    ap.add_argument("--idle-wait", type=float, default=60,
+                    help="before each timed run, wait up to this many seconds for other "
+                         "processes to use < --idle-threshold cores (0: don't wait)")
+    ap.add_argument("--idle-threshold", type=float, default=0.3)
     args = ap.parse_args(argv)
+    IDLE["max_wait"], IDLE["threshold"] = args.idle_wait, args.idle_threshold
     if not args.keep_env:
         BENCH_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     if args.json_out is None:
@@ -1023,19 +1073,26 @@ def main(argv: list[str] | None = None) -> int:
                 lf["parallel_floor_s"] = par
                 rows.append([f"libcst parallel floor (/{ncores})", fmt_s(par), "-",
                              fmt_rate(corpus["files"] / par), fmt_rate(corpus["lines"] / par),
-                             "-", "-", "-", "ideal: serial / cores"])
+                             "-", "-", "-", "-", "ideal: serial / cores"])
         tf = results.get("torchfix")
         if tf is not None:
             tfv = (report["meta"].get("torchfix_env") or {}).get("torchfix")
             if tf.get("timed_out"):
-                rows.append([f"TorchFix {tfv} (--jobs {args.jobs})", "-", "-", "-", "-", "-", "-",
-                             "-", f"did not finish in {args.torchfix_timeout:g} s"])
+                r0 = tf["runs"][0]
+                rows.append([f"TorchFix {tfv} (--jobs {args.jobs})", f"> {args.torchfix_timeout:g}",
+                             "-", "-", "-", fmt_s(r0["cpu_user_s"] + r0["cpu_sys_s"]),
+                             f"{r0['peak_rss_sum_bytes'] / MiB:,.0f}", "-",
+                             f"{r0['other_load_cores']:.2f}",
+                             f"did not finish in {args.torchfix_timeout:g} s"])
             else:
                 r0 = tf["runs"][0]
                 rows.append(row(f"TorchFix {tfv} (--jobs {args.jobs})", tf,
                                 f"{r0.get('diagnostics')} diags, rc {r0['rc']}"))
         print()
         print_table(rows)
+        print("(CPU s: user+sys of the process tree; peak RSS sum: all processes of the tree, "
+              "sampled; max 1-proc: ru_maxrss;\n other load: cores used by other processes "
+              "during the run, max over repeats)")
 
         ratios = {
             "torchfix_over_tcl_cold": ratio(tf, cold),
