@@ -23,6 +23,7 @@ from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .inference import Inference, Kind
 from .noqa import is_suppressed
+from .prune import prune as prune_source
 
 Source = Union[str, bytes]
 
@@ -85,22 +86,43 @@ class Rule:
     triggers: ClassVar[Tuple[str, ...]]
     VALID: ClassVar[Sequence[str]] = ()
     INVALID: ClassVar[Sequence[str]] = ()
+    # For pruning (prune.py): the triggers a top-level def/class must contain to be kept
+    # (default: ``triggers``), and a pattern that, found in a file, turns pruning off.
+    segment_triggers: ClassVar[Optional[Tuple[str, ...]]] = None
+    unprunable: ClassVar[Optional[str]] = None
 
-    _compiled: ClassVar[Optional[Tuple[Tuple["re.Pattern[str]", ...], Tuple["re.Pattern[bytes]", ...]]]] = None
+    _compiled: ClassVar[Optional[tuple]] = None
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
 
     @classmethod
+    def _patterns(cls, source: Source) -> Tuple[Tuple["re.Pattern", ...], Tuple["re.Pattern", ...], Optional["re.Pattern"]]:
+        compiled = cls.__dict__.get("_compiled")
+        if compiled is None:
+            def build(texts: Sequence[str]):
+                return (tuple(re.compile(t) for t in texts), tuple(re.compile(t.encode()) for t in texts))
+            triggers = build(cls.triggers)
+            segments = build(cls.segment_triggers or cls.triggers)
+            unprunable = (re.compile(cls.unprunable), re.compile(cls.unprunable.encode())) if cls.unprunable else (None, None)
+            compiled = cls._compiled = (triggers, segments, unprunable)
+        index = 1 if isinstance(source, bytes) else 0
+        return compiled[0][index], compiled[1][index], compiled[2][index]
+
+    @classmethod
     def may_match(cls, source: Source) -> bool:
         """The prefilter: False means this rule cannot report anything in ``source``."""
-        if cls.__dict__.get("_compiled") is None:
-            cls._compiled = (
-                tuple(re.compile(t) for t in cls.triggers),
-                tuple(re.compile(t.encode()) for t in cls.triggers),
-            )
-        patterns = cls._compiled[1] if isinstance(source, bytes) else cls._compiled[0]  # type: ignore[index]
-        return all(p.search(source) for p in patterns)  # type: ignore[arg-type]
+        return all(p.search(source) for p in cls._patterns(source)[0])  # type: ignore[arg-type]
+
+    @classmethod
+    def may_match_segment(cls, segment: bytes) -> bool:
+        """Whether a top-level def/class (or literal element) may hold something this rule reports."""
+        return all(p.search(segment) for p in cls._patterns(segment)[1])
+
+    @classmethod
+    def allows_pruning(cls, source: bytes) -> bool:
+        unprunable = cls._patterns(source)[2]
+        return unprunable is None or not unprunable.search(source)
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, *,
                replacement: Optional[cst.CSTNode] = None, target: Optional[cst.CSTNode] = None,
@@ -217,12 +239,25 @@ def _decode_lines(source: Source, module: cst.Module) -> List[str]:
     return text.splitlines()
 
 
-def parse(source: Source, rule_types: Sequence[Type[Rule]]) -> Optional[ParsedFile]:
-    """Parse and run ``rule_types``; None when no rule can match (prefilter). Raises ParserSyntaxError."""
+def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False) -> Optional[ParsedFile]:
+    """Parse and run ``rule_types``; None when no rule can match (prefilter). Raises ParserSyntaxError.
+
+    With ``prune``, spans no rule can need are blanked before the parse (positions are
+    unchanged, see prune.py); fixing always parses the full source.
+    """
     active = [r for r in rule_types if r.may_match(source)]
     if not active:
         return None
-    module = cst.parse_module(source)
+    module = None
+    if prune and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
+        pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active))
+        if pruned is not None:
+            try:
+                module = cst.parse_module(pruned)
+            except cst.ParserSyntaxError:
+                module = None  # report against the real source below
+    if module is None:
+        module = cst.parse_module(source)
     violations = run_rules(module, active)
     lines = _decode_lines(source, module) if violations else []
     return ParsedFile(module, violations, lines)
@@ -283,10 +318,10 @@ def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
     return out
 
 
-def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]]) -> List[Diagnostic]:
+def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True) -> List[Diagnostic]:
     """All diagnostics for one file's source. Never raises for bad input: it reports TCL001."""
     try:
-        parsed = parse(source, rule_types)
+        parsed = parse(source, rule_types, prune=prune)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return [syntax_error_diagnostic(path, error, source)]
     if parsed is None or not parsed.violations:

@@ -1,0 +1,80 @@
+"""Pruning (prune.py) must never change a diagnostic: pruned and full parses agree."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import libcst
+import pytest
+
+from torchcopy_lint import prune as prune_module
+from torchcopy_lint.engine import lint_source
+from torchcopy_lint.rules import ALL_RULES
+
+from _support import ROOT, fixture_inputs
+
+
+def _agree(source: bytes, path: str) -> int:
+    """Pruned and full parses report the same; the pruned text itself is valid Python."""
+    active = [r for r in ALL_RULES if r.may_match(source)]
+    pruned = prune_module.prune(source, lambda seg: any(r.may_match_segment(seg) for r in active))
+    if pruned is not None:
+        libcst.parse_module(pruned)  # the engine would silently fall back to a full parse
+    full = lint_source(source, path, ALL_RULES, prune=False)
+    assert lint_source(source, path, ALL_RULES, prune=True) == full, path
+    return len(full)
+
+
+@pytest.fixture
+def aggressive(monkeypatch):
+    """Prune even tiny files and tiny statements, to exercise every pruning path on the fixtures."""
+    monkeypatch.setattr(prune_module, "MIN_FILE_SIZE", 0)
+    monkeypatch.setattr(prune_module, "LARGE_NODE", 40)
+
+
+def test_fixtures_agree_when_pruned_aggressively(aggressive):
+    paths = fixture_inputs() + sorted((ROOT / "examples").glob("*.py"))
+    found = sum(_agree(p.read_bytes(), str(p)) for p in paths)
+    assert found > 40
+
+
+def test_pruning_really_blanks_and_keeps_positions(aggressive):
+    source = (b"import torch\n\n\ndef unrelated(a,\n               b):\n    x = [1, 2]\n    return x\n\n\n"
+              b"def hazard(t: torch.Tensor):\n    return t.clone().detach()\n")
+    pruned = prune_module.prune(source, lambda seg: any(r.may_match_segment(seg) for r in ALL_RULES))
+    assert pruned is not None and b"x = [1, 2]" not in pruned
+    assert pruned.count(b"\n") == source.count(b"\n")
+    assert pruned.splitlines()[10] == source.splitlines()[10]
+    [diag] = lint_source(source, "x.py", ALL_RULES)
+    assert (diag.line, diag.column, diag.code) == (11, 12, "TCL103")
+
+
+def test_self_attribute_writers_are_kept(aggressive):
+    source = (b"import torch\nclass M(torch.nn.Module):\n    def setup(self):\n        self.w = [1.0]\n"
+              b"    def __init__(self):\n        self.w = torch.zeros(2)\n"
+              b"    def f(self):\n        return torch.tensor(self.w)\n")
+    assert _agree(source, "m.py") == 0  # self.w is a list in one method: unknown, silent
+
+
+TORCH = importlib.util.find_spec("torch")
+
+
+@pytest.mark.skipif(TORCH is None, reason="torch is not installed: no real-world sources to compare on")
+def test_torch_sources_agree():
+    """Real code: torch's own nn/ and optim/ give identical diagnostics pruned and unpruned."""
+    base = Path(TORCH.submodule_search_locations[0])
+    paths = sorted(p for sub in ("nn", "optim", "testing/_internal/distributed") for p in (base / sub).rglob("*.py"))
+    assert len(paths) > 100
+    for path in paths:
+        _agree(path.read_bytes(), str(path))
+
+
+def test_decorated_first_statement_of_a_stubbed_class(aggressive):
+    source = (b"import torch\n\n\nclass Helper:\n    @classmethod\n    def make(cls):\n        return 1\n\n\n"
+              b"def hazard(t: torch.Tensor):\n    return t.clone().detach()\n")
+    pruned = prune_module.prune(source, lambda seg: any(r.may_match_segment(seg) for r in ALL_RULES))
+    assert pruned is not None and b"@classmethod" not in pruned
+    libcst.parse_module(pruned)
+    assert _agree(source, "x.py") == 1

@@ -1,0 +1,192 @@
+"""Parse only what the rules can look at: blank out the rest, keeping every position.
+
+A LibCST tree costs ~500 bytes of memory and ~2 us per byte of source, and most of
+a file that passed the prefilter is irrelevant: the trigger text sits in one or
+two functions. Before the LibCST parse, CPython's ``ast`` (C speed) finds
+
+- top-level functions and classes in which no rule's trigger occurs: their bodies
+  become ``0`` (the header, with its name, bases, decorators and return
+  annotation, stays: the inference reads those);
+- inside a large class that is kept, methods with no trigger and no write to a
+  ``self`` attribute (the inference reads those for ``self.x``);
+- inside a large kept statement, the elements of big literal lists/dicts/tuples
+  that contain no trigger (the inference never looks inside them).
+
+Blanked spans are replaced by text with the same number of lines that ends at the
+same column, so every kept node has exactly the position it has in the full
+file: diagnostics are identical to a full parse (tests/test_prune.py). Pruning is
+for reporting only; ``--fix`` always parses the whole file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, List, Optional, Sequence, Tuple
+
+Matcher = Callable[[bytes], bool]
+Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end col (1-based lines, byte cols)
+
+MIN_FILE_SIZE = 8_000  # below this, pruning does not pay for the ast parse
+LARGE_NODE = 16_000  # kept statements bigger than this are pruned inside
+# Conservative: anything that might assign a `self` attribute (what the inference reads for
+# `self.x`) keeps its method: `self.x = ...`, `self.x += ...`, `self.x: T`, `self.a, self.b = ...`.
+_SELF_WRITE = re.compile(
+    rb"self\s*\.\s*\w+\s*(?:[-+*/@%&|^]|\*\*|//|>>|<<)?=(?!=)"
+    rb"|self\s*\.\s*\w+\s*,[^\n]*?(?<![=!<>])=(?!=)"
+    rb"|self\s*\.\s*\w+\s*:(?!=)"
+    rb"|register_(?:buffer|parameter)"
+)
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def prune(source: bytes, matches: Matcher) -> Optional[bytes]:
+    """``source`` with the spans no rule can need blanked; None when pruning does not apply."""
+    if len(source) < MIN_FILE_SIZE or source.startswith(b"\xef\xbb\xbf") or not _utf8(source):
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None  # the LibCST parse reports it
+    lines = source.splitlines(keepends=True)
+    if not lines or any(line.endswith(b"\r") and not line.endswith(b"\r\n") for line in lines):
+        return None  # old-Mac newlines: ast and LibCST may count lines differently
+    pruner = _Pruner(lines, matches)
+    for node in tree.body:
+        pruner.top_level(node)
+    del tree
+    if not pruner.edits:
+        return None
+    return pruner.apply()
+
+
+def _utf8(source: bytes) -> bool:
+    """ast columns are UTF-8 offsets: only prune files whose bytes are UTF-8."""
+    for line in source.split(b"\n", 2)[:2]:
+        found = _CODING.match(line)
+        if found:
+            return found.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8")
+    return True
+
+
+class _Pruner:
+    def __init__(self, lines: List[bytes], matches: Matcher) -> None:
+        self.lines = lines
+        self.matches = matches
+        self.edits: List[Edit] = []
+
+    def text(self, node: ast.AST, whole_lines: bool = False) -> bytes:
+        start = _first_line(node)
+        end = node.end_lineno  # type: ignore[attr-defined]
+        if whole_lines or start != end:
+            return b"".join(self.lines[start - 1:end])
+        return self.lines[start - 1][node.col_offset:node.end_col_offset]  # type: ignore[attr-defined]
+
+    def top_level(self, node: ast.stmt) -> None:
+        text = self.text(node, whole_lines=True)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if not self.matches(text):
+                self.stub_body(node)
+            elif isinstance(node, ast.ClassDef) and len(text) > LARGE_NODE:
+                self.prune_class(node)
+            elif len(text) > LARGE_NODE:
+                self.shrink(node)
+        elif len(text) > LARGE_NODE:
+            self.shrink(node)
+
+    def prune_class(self, cls: ast.ClassDef) -> None:
+        for stmt in cls.body:
+            text = self.text(stmt, whole_lines=True)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not self.matches(text) and not _SELF_WRITE.search(text):
+                    self.stub_body(stmt)
+            elif isinstance(stmt, ast.ClassDef) and len(text) > LARGE_NODE // 4:
+                if self.matches(text):
+                    self.prune_class(stmt)
+                elif not _SELF_WRITE.search(text):
+                    self.stub_body(stmt)
+
+    def stub_body(self, node) -> None:
+        first, last = node.body[0], node.body[-1]
+        if first.lineno == node.lineno and not getattr(node, "decorator_list", None):
+            return  # `def f(): ...` on one line: nothing to gain
+        start = _first_line(first)  # a decorated first statement starts at its decorator
+        if start <= _header_end(node):
+            return
+        line = self.lines[start - 1]
+        indent = len(line) - len(line.lstrip(b" \t"))
+        self.blank(start, indent, last.end_lineno, last.end_col_offset, b"0")
+
+    def shrink(self, node: ast.AST) -> None:
+        """Blank trigger-free elements of big literals (data tables) inside a kept statement."""
+        for child in ast.iter_child_nodes(node):
+            if not hasattr(child, "end_lineno"):
+                continue
+            if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
+                continue  # the inference reads what a loop iterates over
+            if len(self.text(child)) < LARGE_NODE:
+                continue
+            if isinstance(child, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and _blankable(node, child):
+                self.shrink_literal(child)
+            else:
+                self.shrink(child)
+
+    def shrink_literal(self, literal: ast.expr) -> None:
+        items: Sequence[Optional[ast.expr]]
+        if isinstance(literal, ast.Dict):
+            items = [k for k in literal.keys] + list(literal.values)
+        else:
+            items = literal.elts  # type: ignore[attr-defined]
+        for item in items:
+            if item is None or isinstance(item, ast.Starred):
+                continue
+            text = self.text(item)
+            if not self.matches(text):
+                if len(text) > 8:
+                    self.blank(item.lineno, item.col_offset, item.end_lineno, item.end_col_offset, b"0")  # type: ignore[arg-type]
+            elif len(text) > LARGE_NODE:
+                self.shrink(item)
+
+    def blank(self, start_line: int, start_col: int, end_line: int, end_col: int, replacement: bytes) -> None:
+        self.edits.append((start_line, start_col, end_line, end_col, replacement))
+
+    def apply(self) -> bytes:
+        lines = list(self.lines)
+        for start_line, start_col, end_line, end_col, replacement in sorted(self.edits, reverse=True):
+            first = lines[start_line - 1]
+            last = lines[end_line - 1]
+            if start_line == end_line:
+                width = end_col - start_col
+                lines[start_line - 1] = first[:start_col] + replacement.ljust(width) + first[end_col:]
+                continue
+            newline_first = first[len(first.rstrip(b"\r\n")):] or b"\n"
+            lines[start_line - 1] = first[:start_col] + replacement + newline_first
+            for i in range(start_line, end_line - 1):
+                lines[i] = b"\n"
+            lines[end_line - 1] = b" " * end_col + last[end_col:]
+        return b"".join(lines)
+
+
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])  # type: ignore[attr-defined]
+
+
+def _header_end(node) -> int:
+    """Last line of a def/class header (its signature may span lines)."""
+    candidates = [node.lineno]
+    for part in ast.iter_child_nodes(node):
+        if part in node.body or part in getattr(node, "decorator_list", []):
+            continue
+        if hasattr(part, "end_lineno"):
+            candidates.append(part.end_lineno)
+    return max(candidates)
+
+
+def _blankable(parent: ast.AST, literal: ast.AST) -> bool:
+    """Literals whose elements the inference may read (iterated, unpacked) are kept whole."""
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is literal:
+        return False
+    if isinstance(parent, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets):
+        return False
+    return True
