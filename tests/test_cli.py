@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _support import FIXTURES, ROOT
+from _support import ROOT
 
 HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
 

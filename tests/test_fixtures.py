@@ -9,7 +9,6 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from torchcopy_lint.config import Settings
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.fixer import fix_source
 from torchcopy_lint.rules import ALL_RULES

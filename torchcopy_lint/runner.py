@@ -7,14 +7,15 @@ plain diagnostics, gathered and sorted in the parent for deterministic output.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key
 from .config import Settings
@@ -34,7 +35,8 @@ class FileReport:
     fixed: int = 0
     diff: str = ""
     error: str = ""
-    content: Optional[bytes] = None  # fixed output for stdin
+    content: Optional[bytes] = None  # the (fixed) source, for stdin only
+    key: str = ""  # cache key of the content that was linted, when caching
 
 
 @dataclass
@@ -94,7 +96,8 @@ class Job:
     codes: FrozenSet[str]
     mode: str = "check"  # check | fix | diff
     unsafe: bool = False
-    content: Optional[bytes] = None  # already read (stdin, or read by the parent for the cache key)
+    content: Optional[bytes] = None  # stdin only; files are read by the worker
+    cache: bool = False  # whether the parent wants the cache key of what was linted
 
 
 def process(job: Job) -> FileReport:
@@ -106,25 +109,32 @@ def process(job: Job) -> FileReport:
                 content = handle.read()
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
+    key = cache_key(content, job.codes) if job.cache else ""
     diagnostics = _lint_bytes(content, job.path, job.codes)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
-        return FileReport(job.path, diagnostics, content=content if job.mode == "fix" else None)
+        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
     try:
         result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = _lint_bytes(result.source, job.path, job.codes)
-    report = FileReport(job.path, remaining, fixed=result.applied, content=result.source)
+    report = FileReport(job.path, remaining, fixed=result.applied,
+                        content=result.source if job.path == "-" else None)
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
         report.diff = unified_diff(job.path, content, result.source)
+        report.key = key
     elif job.path != "-" and result.source != content:
         try:
             write_atomically(job.path, result.source)
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
+
+
+def process_batch(jobs: Sequence[Job]) -> List[FileReport]:
+    return [process(job) for job in jobs]
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
@@ -165,6 +175,25 @@ def _worker_init() -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
 
+BIG_FILE = 256_000  # bytes; big files go to one worker so that two never parse one each at once
+
+
+def _batches(jobs: List[Job], workers: int) -> List[List[Job]]:
+    """Big files first, all in one batch; the rest in small batches for load balance."""
+    sizes = {job.path: _size(job.path) for job in jobs}
+    big = [job for job in jobs if sizes[job.path] > BIG_FILE]
+    small = [job for job in jobs if sizes[job.path] <= BIG_FILE]
+    size = max(1, min(16, len(small) // (workers * 8) or 1))
+    return ([big] if big else []) + [small[i:i + size] for i in range(0, len(small), size)]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
         jobs: Optional[int] = None, cache_dir: Optional[str] = None, progress: bool = False,
         stdin: Optional[Tuple[str, bytes]] = None) -> RunReport:
@@ -173,42 +202,35 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
-        report.files.append(process(Job("-" if mode == "fix" else name, codes, mode, unsafe, content)))
-        if mode == "fix":
-            for d in report.files[0].diagnostics:
-                object.__setattr__(d, "path", name)
+        result = process(Job("-", codes, mode, unsafe, content))
+        result.path = name
+        result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
+        report.files.append(result)
         return report
 
     files = discover(paths, settings)
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
-    keys: Dict[str, str] = {}
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
-        if cache is None:
-            pending.append(Job(path, codes, mode, unsafe))
-            continue
-        try:
-            with open(path, "rb") as handle:
-                content = handle.read()
-        except OSError as error:
-            report.files.append(FileReport(path, [_read_error(path, error)]))
-            continue
-        key = cache_key(content, codes)
-        entry = cache.get(key)
-        if entry is not None:
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
-            if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
-                report.files.append(FileReport(path, diagnostics))
-                continue
-        keys[path] = key
-        pending.append(Job(path, codes, mode, unsafe, content))
+        if cache is not None:
+            try:
+                with open(path, "rb") as handle:
+                    entry = cache.get(cache_key(handle.read(), codes))
+            except OSError:
+                entry = None  # the worker reports it
+            if entry is not None:
+                diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+                if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
+                    report.files.append(FileReport(path, diagnostics))
+                    continue
+        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
     workers = jobs or os.cpu_count() or 1
+    results: List[FileReport] = []
     if workers <= 1 or len(pending) <= 1:
-        results = []
         for job in pending:
             results.append(process(job))
             bar.advance()
@@ -216,18 +238,18 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
                                  initializer=_worker_init) as pool:
-            results = []
-            chunk = max(1, min(16, len(pending) // (workers * 8) or 1))
-            for result in pool.map(process, pending, chunksize=chunk):
-                results.append(result)
-                bar.advance()
+            futures = [pool.submit(process_batch, batch) for batch in _batches(pending, workers)]
+            for future in as_completed(futures):
+                batch_results = future.result()
+                results.extend(batch_results)
+                bar.advance(len(batch_results))
     bar.close()
 
     for result in results:
         report.files.append(result)
-        if cache is not None and result.path in keys and not result.error and not result.fixed:
-            cache.put(keys[result.path], [{k: v for k, v in d.to_json().items() if k != "path"}
-                                          for d in result.diagnostics])
+        if cache is not None and result.key and not result.error and not result.fixed:
+            cache.put(result.key, [{k: v for k, v in d.to_json().items() if k != "path"}
+                                   for d in result.diagnostics])
     if cache is not None:
         cache.save()
     report.files.sort(key=lambda f: f.path)
