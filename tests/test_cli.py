@@ -245,3 +245,12 @@ def test_example_tree_is_linted(cli):
     assert result.returncode == 1
     codes = {line.split()[1] for line in result.stdout.decode().splitlines()}
     assert codes == {"TCL101", "TCL102", "TCL103", "TCL104", "TCL105"}
+
+
+def test_fix_through_symlink_keeps_the_link(tmp_path, cli):
+    real = write(tmp_path, "real.py", HAZARD)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    cli("--isolated", "--no-cache", "--fix", str(link))
+    assert link.is_symlink()
+    assert real.read_bytes() == HAZARD.replace(b"x.clone().detach()", b"x.detach().clone()")

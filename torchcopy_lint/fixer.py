@@ -86,7 +86,8 @@ def fix_source(source: bytes, rule_types: Sequence[Type[Rule]], unsafe: bool = F
 
 def write_atomically(path: str, data: bytes) -> None:
     """Replace ``path`` by ``data`` so that a crash leaves either the old or the new file, never half."""
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)  # write through a symlink, don't replace the link by a file
+    directory = os.path.dirname(path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=".torchcopy-lint-", suffix=".tmp", dir=directory)
     try:
