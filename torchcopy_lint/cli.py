@@ -149,11 +149,25 @@ def explain(argv: Sequence[str]) -> int:
     if rule is None:
         print(f"torchcopy-lint: error: unknown rule {args.code!r}", file=sys.stderr)
         return 2
+    page = _doc_page(rule.code)
+    if page is not None:
+        print(page)
+        return 0
     print(f"# {rule.code} ({rule.name})\n")
     print(f"{rule.message}\n")
     print(inspect.cleandoc(rule.__doc__ or ""))
-    print(f"\nFull page with the verified claim: docs/rules/{rule.code}.md")
     return 0
+
+
+def _doc_page(code: str) -> Optional[str]:
+    """The rule's docs page: shipped inside the wheel, or beside the package in a checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for base in (os.path.join(here, "docs"), os.path.join(os.path.dirname(here), "docs")):
+        path = os.path.join(base, "rules", f"{code}.md")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+    return None
 
 
 def verify(argv: Sequence[str]) -> int:
