@@ -19,6 +19,7 @@ from .core import ALL_DEVICES, Claim
 from .support import (
     INPLACE_ERROR,
     assert_same_tensor,
+    best_times,
     copy_construct_warnings,
     recorded_warnings,
     shares_storage,
@@ -31,6 +32,8 @@ CLAIMS: List[Claim] = []
 TIMING_ELEMENTS = 1_000_000
 #: A "2-3x slower" claim would need a ratio of 2 or more; anything under this bound refutes it.
 TIMING_RATIO_BOUND = 1.5
+#: Bound on the fixed per-call overhead of torch.tensor(t) over t.detach().clone() (measured: ~0.7 us).
+OVERHEAD_BOUND_US = 5.0
 
 
 def claim(
@@ -355,6 +358,21 @@ def _tcl101_speed(device: str) -> None:
 
     t = _timing_input()
     _assert_not_slower(lambda: torch.tensor(t), lambda: t.detach().clone(), "torch.tensor(t) / t.detach().clone()")
+
+
+@claim("TCL101-overhead", "TCL101",
+       f"torch.tensor(t)'s extra cost is a fixed per-call overhead: < {OVERHEAD_BOUND_US:g} us over "
+       "t.detach().clone() on a 10-element tensor",
+       devices=("cpu",), tags={"timing"})
+def _tcl101_overhead(device: str) -> None:
+    import torch
+
+    t = torch.randn(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        slow, fast = best_times(lambda: torch.tensor(t), lambda: t.detach().clone(), number=200)  # noqa: TCL101
+    overhead_us = (slow - fast) * 1e6
+    assert overhead_us < OVERHEAD_BOUND_US, f"torch.tensor(t) adds {overhead_us:.2f} us per call"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -837,6 +855,20 @@ def _tcl105_legacy_weight_norm_raises(device: str) -> None:
         legacy = torch.nn.utils.weight_norm(torch.nn.Linear(3, 2, device=device))
     _assert_deepcopy_raises_nonleaf(legacy, "a legacy weight_norm module")
     copy.deepcopy(torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(3, 2, device=device)))
+
+
+@claim("TCL105-hooks-shared", "TCL105",
+       "deepcopy(model) does not copy forward-hook closures: the copy's hooks update the original's state",
+       tags={"hazard"})
+def _tcl105_hooks_shared(device: str) -> None:
+    import torch
+
+    model = torch.nn.Linear(3, 2, device=device)
+    seen = []
+    model.register_forward_hook(lambda module, inputs, output: seen.append(module))
+    clone = copy.deepcopy(model)
+    clone(torch.randn(1, 3, device=device))
+    assert seen == [clone], f"the copy's hook recorded {seen} in the original's closure"
 
 
 @claim("TCL105-drops-grad", "TCL105",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from typing import Callable, Iterator, List
+from typing import Callable, Iterator, List, Tuple
 
 #: Stable part of the UserWarning torch emits for torch.tensor(t) and x.new_tensor(t).
 COPY_CONSTRUCT_WARNING = "To copy construct from a tensor"
@@ -78,10 +78,10 @@ def assert_same_tensor(expected, actual, what: str) -> None:
     assert not differences, f"{what}: " + "; ".join(differences)
 
 
-def timing_ratio(
+def best_times(
     candidate: Callable[[], object], baseline: Callable[[], object], *, number: int = 5, repeat: int = 41
-) -> float:
-    """Best time per call of ``candidate`` over best time per call of ``baseline``.
+) -> Tuple[float, float]:
+    """Best seconds per call of ``candidate`` and of ``baseline``.
 
     The two are warmed up and timed in alternating blocks of ``number`` calls. Each side's
     fastest block is its cost: noise (other processes, page faults after the allocator hands
@@ -102,4 +102,10 @@ def timing_ratio(
     for _ in range(repeat):
         candidate_best = min(candidate_best, per_call(candidate))
         baseline_best = min(baseline_best, per_call(baseline))
-    return candidate_best / baseline_best
+    return candidate_best, baseline_best
+
+
+def timing_ratio(candidate: Callable[[], object], baseline: Callable[[], object], **kwargs: int) -> float:
+    """How many times slower ``candidate`` is than ``baseline`` (see :func:`best_times`)."""
+    candidate_time, baseline_time = best_times(candidate, baseline, **kwargs)
+    return candidate_time / baseline_time
