@@ -28,7 +28,7 @@ def _problems(tmp_path, original_body, fixed_body, expected="1:1: TCL000\n"):
     ("original", "fixed", "reported"),
     [
         pytest.param("copy = source.detach().clone()\n", "copy = source.detach()\n",
-                     "copy and source do not share storage", id="aliasing"),
+                     "copy and source: separate storage in the original, shared in the variant", id="aliasing"),
         pytest.param("copy = source.detach().clone()\n", "copy = source.clone()\n",
                      "requires_grad", id="requires-grad"),
         pytest.param("copy = source.detach().t().clone()\n", "copy = source.detach().t().contiguous().clone()\n",

@@ -12,7 +12,6 @@ flagged), ``myth`` (a widely repeated statement that is false; see docs/myths.md
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Callable, Dict, Iterable, List, Tuple
 
 from .core import ALL_DEVICES, Claim
@@ -23,6 +22,7 @@ from .support import (
     copy_construct_warnings,
     recorded_warnings,
     shares_storage,
+    silenced_warnings,
     timing_ratio,
 )
 
@@ -74,11 +74,21 @@ def _copy_sources(device: str) -> Dict[str, object]:
     }
 
 
-def _fixed_torch_tensor(src, device=None, dtype=None, requires_grad=None):
-    """TCL101's rewrite of ``torch.tensor(src, **kwargs)``: only the kwargs given, device before dtype."""
-    conversions = {name: value for name, value in (("device", device), ("dtype", dtype)) if value is not None}
-    fixed = src.detach().to(**conversions, copy=True) if conversions else src.detach().clone()
+def _conversions(device, dtype) -> Dict[str, object]:
+    """The ``.to()`` keywords a fix spells out: only those given, device before dtype."""
+    return {name: value for name, value in (("device", device), ("dtype", dtype)) if value is not None}
+
+
+def _with_requires_grad(fixed, requires_grad):
+    """``requires_grad=R`` becomes a trailing ``.requires_grad_(R)``."""
     return fixed if requires_grad is None else fixed.requires_grad_(requires_grad)
+
+
+def _fixed_torch_tensor(src, device=None, dtype=None, requires_grad=None):
+    """TCL101's rewrite of ``torch.tensor(src, **kwargs)``."""
+    conversions = _conversions(device, dtype)
+    fixed = src.detach().to(**conversions, copy=True) if conversions else src.detach().clone()
+    return _with_requires_grad(fixed, requires_grad)
 
 
 def _fixed_new_tensor(x, y, device=None, dtype=None, requires_grad=None):
@@ -87,15 +97,15 @@ def _fixed_new_tensor(x, y, device=None, dtype=None, requires_grad=None):
     ``y.detach().to(x, copy=True)``; with device/dtype, the missing one comes from ``x``; for
     ``x.new_tensor(x)`` the target already is ``x``, so only the kwargs given are kept.
     """
-    conversions = {name: value for name, value in (("device", device), ("dtype", dtype)) if value is not None}
+    conversions = _conversions(device, dtype)
     if not conversions:
         fixed = y.detach().clone() if y is x else y.detach().to(x, copy=True)
     elif y is x:
         fixed = y.detach().to(**conversions, copy=True)
     else:
-        fixed = y.detach().to(device=conversions.get("device", x.device), dtype=conversions.get("dtype", x.dtype),
-                              copy=True)
-    return fixed if requires_grad is None else fixed.requires_grad_(requires_grad)
+        target = {"device": x.device, "dtype": x.dtype, **conversions}
+        fixed = y.detach().to(**target, copy=True)
+    return _with_requires_grad(fixed, requires_grad)
 
 
 def _assert_fresh_copy(copied, src, what: str) -> None:
@@ -127,8 +137,7 @@ def _timing_input(requires_grad: bool = False):
 
 
 def _assert_not_slower(candidate: Callable[[], object], baseline: Callable[[], object], what: str) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the copy-construct warning is not what is being timed
+    with silenced_warnings():  # the copy-construct warning is not what is being timed
         ratio = timing_ratio(candidate, baseline)
     assert ratio < TIMING_RATIO_BOUND, f"{what}: time ratio {ratio:.2f} >= {TIMING_RATIO_BOUND}"
 
@@ -177,8 +186,7 @@ def _tcl101_fix_equivalent(device: str) -> None:
     import torch
 
     for name, src in _copy_sources(device).items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with silenced_warnings():
             original = torch.tensor(src)
         fixed = _fixed_torch_tensor(src)
         assert_same_tensor(original, fixed, f"{name} source")
@@ -201,8 +209,7 @@ def _tcl101_kwargs_equivalent(device: str) -> None:
             variants += [{"requires_grad": True}, {"requires_grad": False},
                          {"dtype": torch.float64, "requires_grad": True}]
         for kwargs in variants:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with silenced_warnings():
                 original = torch.tensor(src, **kwargs)
             fixed = _fixed_torch_tensor(src, **kwargs)
             assert_same_tensor(original, fixed, f"{name} source, {kwargs}")
@@ -219,8 +226,7 @@ def _tcl101_kwargs_need_copy(device: str) -> None:
     for kwargs in ({"dtype": t.dtype}, {"device": device}, {"device": device, "dtype": t.dtype}):
         assert shares_storage(t.detach().to(**kwargs), t), f".to(**{kwargs}) without copy=True made a copy"
         assert not shares_storage(t.detach().to(**kwargs, copy=True), t), f".to(**{kwargs}, copy=True) aliased"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with silenced_warnings():
             copied = torch.tensor(t, **kwargs)  # noqa: TCL101
         assert not shares_storage(copied, t), f"torch.tensor(t, **{kwargs}) aliased"
 
@@ -233,8 +239,7 @@ def _tcl101_device_move(device: str) -> None:
 
     for src_device, target in (("cpu", device), (device, "cpu")):
         for src in (torch.randn(3, 4, device=src_device), torch.randn(3, 4, device=src_device).t()):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with silenced_warnings():
                 original = torch.tensor(src, device=target)  # noqa: TCL101
             assert_same_tensor(original, _fixed_torch_tensor(src, device=target), f"{src_device} -> {target}")
 
@@ -247,8 +252,7 @@ def _tcl101_default_device(device: str) -> None:
     import torch
 
     t = torch.randn(3, device=device)
-    with torch.device("meta"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with torch.device("meta"), silenced_warnings():
         original, fixed = torch.tensor(t), _fixed_torch_tensor(t)  # noqa: TCL101
     assert original.device.type == "meta", f"torch.tensor(t) landed on {original.device}, not the default device"
     assert fixed.device == t.device, f"t.detach().clone() landed on {fixed.device}, not {t.device}"
@@ -263,8 +267,7 @@ def _tcl101_pin_memory_raises(device: str) -> None:
 
     t = torch.randn(3, device=device)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with silenced_warnings():
             torch.tensor(t, pin_memory=True)  # noqa: TCL101
     except RuntimeError as exc:
         assert "Can't pin tensor constructed from a variable" in str(exc), f"unexpected error: {exc}"
@@ -368,8 +371,7 @@ def _tcl101_overhead(device: str) -> None:
     import torch
 
     t = torch.randn(10)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced_warnings():
         slow, fast = best_times(lambda: torch.tensor(t), lambda: t.detach().clone(), number=200)  # noqa: TCL101
     overhead_us = (slow - fast) * 1e6
     assert overhead_us < OVERHEAD_BOUND_US, f"torch.tensor(t) adds {overhead_us:.2f} us per call"
@@ -398,8 +400,7 @@ def _tcl102_casts_to_x(device: str) -> None:
 
     x = torch.zeros(2, dtype=torch.int64, device=device)
     y = torch.tensor([1.9, -1.9], device=device)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced_warnings():
         result = x.new_tensor(y)  # noqa: TCL102
     assert result.dtype == torch.int64 and result.device == x.device, f"got {result.dtype} on {result.device}"
     assert result.tolist() == [1, -1], f"got {result.tolist()}"
@@ -413,8 +414,7 @@ def _tcl102_not_clone_detach(device: str) -> None:
 
     x = torch.zeros(2, dtype=torch.int64, device=device)
     y = torch.tensor([1.9, -1.9], device=device)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced_warnings():
         via_new_tensor = x.new_tensor(y)  # noqa: TCL102
     via_clone = y.clone().detach()  # noqa: TCL103
     assert via_new_tensor.dtype != via_clone.dtype, "dtypes agree"
@@ -437,8 +437,7 @@ def _tcl102_fix_equivalent(device: str) -> None:
     for x_name, x in templates.items():
         for y_name, y in list(_copy_sources(device).items()) + [("x itself", x)]:
             what = f"{x_name}.new_tensor({y_name})"
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with silenced_warnings():
                 original = x.new_tensor(y)
             fixed = _fixed_new_tensor(x, y)
             _assert_no_copy_warning(lambda: _fixed_new_tensor(x, y), f"fix of {what}")
@@ -457,16 +456,14 @@ def _tcl102_kwargs_equivalent(device: str) -> None:
     for y_name, y in list(_copy_sources(device).items()) + [("x itself", x)]:
         for kwargs in ({"dtype": torch.float64}, {"dtype": y.dtype}, {"device": device},
                        {"device": device, "dtype": torch.float16}, {"dtype": torch.float32, "requires_grad": True}):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with silenced_warnings():
                 original = x.new_tensor(y, **kwargs)
             fixed = _fixed_new_tensor(x, y, **kwargs)
             assert_same_tensor(original, fixed, f"x.new_tensor({y_name}, **{kwargs})")
             assert not shares_storage(fixed, y), f"fix of x.new_tensor({y_name}, **{kwargs}) aliases y"
     float_x = torch.zeros(2, device=device)
     y = torch.randn(3, device=device)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced_warnings():
         original = float_x.new_tensor(y, requires_grad=True)  # noqa: TCL102
     assert_same_tensor(original, _fixed_new_tensor(float_x, y, requires_grad=True), "requires_grad=True only")
 
@@ -850,8 +847,7 @@ def _tcl105_nonleaf_attribute_raises(device: str) -> None:
 def _tcl105_legacy_weight_norm_raises(device: str) -> None:
     import torch
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # legacy weight_norm is deprecated, which is the point
+    with silenced_warnings():  # legacy weight_norm is deprecated, which is the point
         legacy = torch.nn.utils.weight_norm(torch.nn.Linear(3, 2, device=device))
     _assert_deepcopy_raises_nonleaf(legacy, "a legacy weight_norm module")
     copy.deepcopy(torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(3, 2, device=device)))

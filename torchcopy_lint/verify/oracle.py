@@ -123,8 +123,8 @@ def run_differences(original: FixtureRun, variant: FixtureRun) -> List[str]:
     for pair, shared in aliasing(common).items():
         if variant_aliasing[pair] != shared:
             a, b = sorted(pair)
-            state = "share" if shared else "do not share"
-            problems.append(f"{a} and {b} {state} storage in the original but not in the variant")
+            original_state, variant_state = ("shared", "separate") if shared else ("separate", "shared")
+            problems.append(f"{a} and {b}: {original_state} storage in the original, {variant_state} in the variant")
     return problems
 
 

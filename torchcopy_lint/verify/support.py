@@ -25,6 +25,14 @@ def recorded_warnings() -> Iterator[List[warnings.WarningMessage]]:
         yield records
 
 
+@contextlib.contextmanager
+def silenced_warnings() -> Iterator[None]:
+    """Hide warnings a check provokes on purpose (the copy-construct warning, deprecations)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def copy_construct_warnings(records: List[warnings.WarningMessage]) -> List[warnings.WarningMessage]:
     """The copy-construct UserWarnings among ``records``."""
     return [
