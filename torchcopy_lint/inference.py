@@ -171,6 +171,9 @@ class Inference:
         self._functions: Optional[Dict[str, cst.FunctionDef]] = None
         self._self_attr_cache: Dict[Tuple[int, str], Kind] = {}
         self._in_progress: Set[Tuple[int, str]] = set()
+        self._calls_by_name: Optional[Dict[str, List[cst.Call]]] = None
+        self._caller_cache: Dict[Tuple[int, str], bool] = {}
+        self._returns_cache: Dict[int, Kind] = {}
 
     # --- module-level indexes ------------------------------------------------------------------
 
@@ -307,8 +310,12 @@ class Inference:
             name = func.value
             if name in self.classes and not self.imports.is_imported(name):
                 return self.class_kind(self.classes[name]) if self.class_kind(self.classes[name]) is Kind.MODULE else Kind.UNKNOWN
+            local = self._local_function(name, stack)
+            if local is not None:
+                return self._returns(local[0], local[1], depth)
             if name in self.functions:
-                return self._returns(self.functions[name])
+                fn = self.functions[name]
+                return self._returns(fn, [self.module, fn, fn.body], depth)
             if name in NOT_TENSOR_BUILTINS and not self.imports.is_imported(name):
                 return Kind.NOT_TENSOR
             return Kind.UNKNOWN
@@ -328,10 +335,10 @@ class Inference:
                         return Kind.UNKNOWN
                     return Kind.TENSOR
                 return Kind.UNKNOWN
-            if isinstance(receiver, cst.Name) and receiver.value == "self":
-                method_def = self._enclosing_method(stack, method)
-                if method_def is not None:
-                    return self._returns(method_def)
+            if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+                found = self._enclosing_method(stack, method)
+                if found is not None:
+                    return self._returns(found[0], found[1], depth)
         return Kind.UNKNOWN
 
     def _qualified_call_kind(self, q: str, call: cst.Call) -> Optional[Kind]:
@@ -353,18 +360,56 @@ class Inference:
             return Kind.MODULE
         return None
 
-    def _returns(self, fn: cst.FunctionDef) -> Kind:
+    def _returns(self, fn: cst.FunctionDef, path: List[cst.CSTNode], depth: int) -> Kind:
+        """The kind the return annotation of ``fn`` promises, unless its own ``return`` statements
+        contradict it (``-> torch.Tensor`` that returns a list): then UNKNOWN."""
         if fn.returns is None:
             return Kind.UNKNOWN
-        return self.annotation_kind(fn.returns.annotation)
+        kind = self.annotation_kind(fn.returns.annotation)
+        if kind is not Kind.TENSOR:
+            return kind
+        if id(fn) in self._returns_cache:
+            return self._returns_cache[id(fn)]
+        marker = (id(fn), "<returns>")
+        if marker in self._in_progress:
+            return Kind.UNKNOWN
+        self._in_progress.add(marker)
+        result = kind
+        try:
+            for small_path, small in _small_statements(fn.body, path):
+                # A fresh depth budget: the answer must not depend on how deep the question came from.
+                if isinstance(small, cst.Return) and small.value is not None \
+                        and self._expr(small.value, small_path, 0) is Kind.NOT_TENSOR:
+                    result = Kind.UNKNOWN  # the code contradicts the annotation
+                    break
+        finally:
+            self._in_progress.discard(marker)
+        self._returns_cache[id(fn)] = result
+        return result
 
-    def _enclosing_method(self, stack: Sequence[cst.CSTNode], name: str) -> Optional[cst.FunctionDef]:
-        cls = next((n for n in reversed(stack) if isinstance(n, cst.ClassDef)), None)
-        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+    def _enclosing_method(self, stack: Sequence[cst.CSTNode], name: str
+                          ) -> Optional[Tuple[cst.FunctionDef, List[cst.CSTNode]]]:
+        """The method ``name`` of the class enclosing ``stack[-1]``, with its path (ending in its body)."""
+        index = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], cst.ClassDef)), None)
+        if index is None:
+            return None
+        cls = stack[index]
+        if not isinstance(cls.body, cst.IndentedBlock):
             return None
         for stmt in cls.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
-                return stmt
+                return stmt, list(stack[: index + 1]) + [cls.body, stmt, stmt.body]
+        return None
+
+    def _local_function(self, name: str, stack: Sequence[cst.CSTNode]
+                        ) -> Optional[Tuple[cst.FunctionDef, List[cst.CSTNode]]]:
+        """A function ``name`` defined directly in an enclosing function body, with its path."""
+        for i in range(len(stack) - 1, -1, -1):
+            node = stack[i]
+            if isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
+                for stmt in node.body.body:
+                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                        return stmt, list(stack[: i + 1]) + [node.body, stmt, stmt.body]
         return None
 
     def annotation_kind(self, ann: cst.BaseExpression) -> Kind:
@@ -746,6 +791,13 @@ class Inference:
                 return Kind.TENSOR
             if isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
                 return Kind.NOT_TENSOR
+        if isinstance(iterable, cst.Attribute) and iterable.attr.value in PARAMETER_ITERATORS:
+            return Kind.TENSOR  # for p in self.parameters: (a list of parameters kept by the object)
+        if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
+            index = iterable.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) \
+                    and index.value.evaluated_value == "params":
+                return Kind.TENSOR  # for p in group["params"]: an optimizer param group
         if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
             kinds = [self._expr(el.value, stack, depth + 1) for el in iterable.elements if not isinstance(el, cst.StarredElement)]
             return join(kinds) if kinds else Kind.UNKNOWN
@@ -767,6 +819,9 @@ class Inference:
             if method == "items" and isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Attribute) \
                     and func.value.func.attr.value == "state_dict":
                 return [Kind.NOT_TENSOR, Kind.TENSOR]
+            if method == "items" and isinstance(func.value, cst.Attribute) \
+                    and func.value.attr.value in ("_parameters", "_buffers"):
+                return [Kind.NOT_TENSOR, Kind.TENSOR]  # an nn.Module's own parameter/buffer dicts
             return None
         if isinstance(func, cst.Name) and not self.imports.is_imported(func.value):
             if func.value == "enumerate" and iterable.args:
@@ -807,10 +862,57 @@ class Inference:
             if param.annotation is None:
                 return Kind.UNKNOWN
             kind = self.annotation_kind(param.annotation.annotation)
-            if kind is Kind.TENSOR and (param.default is not None or _mentions_guard(fn.body, key)):
+            if kind is Kind.TENSOR and (param.default is not None or _mentions_guard(fn.body, key)
+                                        or self._siblings_contradict(fn, key, stack)):
                 return Kind.UNKNOWN  # the code itself doubts the annotation
             return kind
         return None
+
+    def _siblings_contradict(self, fn: cst.FunctionDef, key: str, stack: Sequence[cst.CSTNode]) -> bool:
+        """Whether a call of ``fn``, or of a function beside it (same class or module) with a parameter of
+        the same name, passes a literal or a config field for that parameter: the annotation is wrong."""
+        owner = next((n for n in reversed(stack[:-1]) if isinstance(n, (cst.ClassDef, cst.FunctionDef, cst.Module))),
+                     self.module)
+        if isinstance(owner, cst.Module):
+            siblings = [s for s in owner.body if isinstance(s, cst.FunctionDef)]
+        elif isinstance(owner.body, cst.IndentedBlock):
+            siblings = [s for s in owner.body.body if isinstance(s, cst.FunctionDef)]
+        else:
+            siblings = []
+        for other in [fn] + [s for s in siblings if s is not fn]:
+            params = list(other.params.posonly_params) + list(other.params.params) + list(other.params.kwonly_params)
+            index = next((i for i, p in enumerate(params) if p.name.value == key), None)
+            if index is not None and self._callers_contradict(other, index, key):
+                return True
+        return False
+
+    def _callers_contradict(self, fn: cst.FunctionDef, index: int, key: str) -> bool:
+        """Whether a call of ``fn`` in this module passes a plain non-tensor (a literal, a config field)
+        for the parameter ``key`` (at position ``index``) that is annotated as a tensor."""
+        cache_key = (id(fn), key)
+        if cache_key not in self._caller_cache:
+            if self._calls_by_name is None:
+                finder = _CallIndex()
+                self.module.visit(finder)
+                self._calls_by_name = finder.calls
+            positional = list(fn.params.posonly_params) + list(fn.params.params)
+            is_static = any(dotted_name(d.decorator) == "staticmethod" for d in fn.decorators)
+            if positional and positional[0].name.value in ("self", "cls") and not is_static:
+                index -= 1  # bound call: self.f(a) passes a as the second parameter
+            found = False
+            for call in self._calls_by_name.get(fn.name.value, ()):
+                value = None
+                for arg in call.args:
+                    if arg.keyword is not None and arg.keyword.value == key:
+                        value = arg.value
+                if value is None and 0 <= index < len(positional) and index < len(call.args):
+                    if not any(a.star or a.keyword is not None for a in call.args[: index + 1]):
+                        value = call.args[index].value
+                if value is not None and _plain_non_tensor(value):
+                    found = True
+                    break
+            self._caller_cache[cache_key] = found
+        return self._caller_cache[cache_key]
 
     def _self_attribute(self, key: str, stack: List[cst.CSTNode], depth: int) -> Kind:
         """Kind of ``self.x``: every assignment to it in the class (and register_buffer) must agree."""
@@ -936,3 +1038,28 @@ def _mentions_guard(body: cst.CSTNode, key: str) -> bool:
     finder = _GuardFinder(key)
     body.visit(finder)
     return finder.found
+
+
+class _CallIndex(cst.CSTVisitor):
+    """Every call in a module by the last name of its callee (``f(...)``, ``self.f(...)``, ``C.f(...)``)."""
+
+    def __init__(self) -> None:
+        self.calls: Dict[str, List[cst.Call]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name is not None:
+            self.calls.setdefault(name, []).append(node)
+
+
+_LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
+             cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _plain_non_tensor(value: cst.BaseExpression) -> bool:
+    """A call argument that is visibly not a tensor: a literal or a config field (``self.vae.config.x``)."""
+    if isinstance(value, _LITERALS):
+        return True
+    name = dotted_name(value)
+    return name is not None and any(p in CONFIG_COMPONENTS for p in name.split(".")[:-1])

@@ -29,6 +29,11 @@ class TensorCopyConstruct(Rule):
     )
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|\bimport\s*\(?[\w\s,\\]*\btensor\b",)
+    # Also keep what the inference reads elsewhere in the file: functions annotated `-> Tensor` (their
+    # return statements may contradict it) and calls passing config fields (they may contradict a
+    # parameter's `torch.Tensor` annotation).
+    segment_triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)
+    unprunable = r"\bimport\s*\(?[\w\s,\\]*\btensor\b"  # `tensor` under another name: calls can't be found by text
 
     VALID = [
         "import torch\ntorch.tensor([1.0, 2.0])",
@@ -37,11 +42,18 @@ class TensorCopyConstruct(Rule):
         "import torch\ndef f(x):\n    return torch.tensor(x)",
         "import torch\ndef f(x):\n    if isinstance(x, torch.Tensor):\n        return x\n    return torch.tensor(x)",
         "import torch\nt = torch.randn(3)\nt = t.tolist()\ntorch.tensor(t)",
+        # an annotation that the code contradicts: the function returns a list
+        "import torch\ndef sizes(n: int) -> torch.Tensor:\n    out = []\n    out.append(n)\n    return out\n"
+        "torch.tensor(sizes(3))",
+        # an annotation that the callers contradict: they pass config values
+        "import torch\nclass P:\n    @staticmethod\n    def norm(x: torch.Tensor, mean: torch.Tensor):\n"
+        "        return x - torch.tensor(mean)\n    def run(self, x):\n        return self.norm(x, self.vae.config.mean)",
     ]
     INVALID = [
         "import torch\nt = torch.randn(3)\ntorch.tensor(t)",
         "import torch as th\ndef f(x: th.Tensor):\n    return th.tensor(x, dtype=th.float64)",
         "from torch import tensor as mk, zeros\nz = zeros(2)\nmk(z)",
+        "import torch\ndef make(n: int) -> torch.Tensor:\n    return torch.zeros(n)\ntorch.tensor(make(3))",
     ]
 
     def visit_Call(self, node: cst.Call) -> None:

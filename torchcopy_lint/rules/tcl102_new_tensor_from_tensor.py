@@ -29,6 +29,8 @@ class NewTensorFromTensor(Rule):
         "use `y.detach().to(x, copy=True)`"
     )
     triggers = (r"\bnew_tensor\s*\(",)
+    # Keep what the inference reads elsewhere (see TCL101): `-> Tensor` functions, calls passing config fields.
+    segment_triggers = (r"\bnew_tensor\s*\(|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)
 
     VALID = [
         "import torch\nx = torch.zeros(2)\nx.new_tensor([1, 2])",

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
 
 from ..diagnostics import Applicability
 from ..engine import Rule
+from ..imports import dotted_name
 from ..inference import Kind
 
 # In-place tensor methods that do not write values.
 _HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad", "detach_"})
 # Attributes that hold parameters, buffers or gradients: `m.weight.data = ...` is a tensor's `.data`.
-_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "running_mean", "running_var"})
+_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "_grad", "running_mean", "running_var"})
+_TENSOR_NAME = re.compile(r"^(?:\w+_)?(?:param|params|parameter|tensor|weight|bias|grad|buffer|embeddings)$")
+# Methods that return a tensor when called on one: `p.data = p.data.to(dtype)` rebinds a tensor's storage.
+_TENSOR_SELF_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "view", "view_as",
+                                  "type_as", "reshape", "contiguous", "clone", "detach", "pin_memory", "resize_"})
 
 
 class DataMutation(Rule):
@@ -45,6 +51,9 @@ class DataMutation(Rule):
         "x = t.data.cpu()",
         "class D(Dataset):\n    def f(self):\n        self.data[0] = 1\n        self.data = []",
         "cfg.data = 'path'",
+        "card = ModelCard.load(repo)\ncard.data = card_data",
+        "def lower(x, val):\n    x.data = val.data",
+        "import dataclasses\ndef lower(buffer):\n    buffer.data = dataclasses.replace(buffer.data, ranges=[0])",
         "import torch\nwith torch.no_grad():\n    p.add_(1)",
     ]
     INVALID = [
@@ -52,6 +61,10 @@ class DataMutation(Rule):
         "import torch\np = torch.zeros(3)\np.data = torch.ones(3)",
         "import torch.nn as nn\nnn.init.normal_(m.weight.data)",
         "for p in model.parameters():\n    p.data[0] = 1",
+        "def f(param):\n    param.data = param.data.to(torch.float32)",
+        "def f(shared_param, prim_param):\n    shared_param.data = prim_param",
+        "import torch\ndef f(mask):\n    mask.data = torch.zeros_like(mask)",
+        "for group in optimizer.param_groups:\n    for p in group['params']:\n        p.data = p.to('cpu')",
     ]
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -68,10 +81,12 @@ class DataMutation(Rule):
                 self._report_write(node, _detach(node))
         elif isinstance(parent, cst.Subscript) and parent.value is node:
             if isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and grand.target is parent \
-                    and self._is_tensor(receiver):
+                    and (self._is_tensor(receiver) or self._named_like_tensor(receiver)):
                 self._report_write(node, _detach(node))
         elif isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node:
-            if self._is_tensor(receiver):
+            value = grand.value if isinstance(grand, cst.Assign) else parent.value if isinstance(parent, cst.AugAssign) else None
+            if self._is_tensor(receiver) or (value is not None and self._rebinds_from_tensor(receiver, value)) \
+                    or (self._named_like_tensor(receiver) and not self._visibly_not_tensor(value)):
                 self.report(node, self.rebind_message if isinstance(parent, cst.AssignTarget) else None)
         elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(grand, cst.Call) \
                 and grand.args and grand.args[0] is parent:
@@ -100,6 +115,41 @@ class DataMutation(Rule):
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
             return False
         return self.context.kind_of(receiver) not in (Kind.NOT_TENSOR, Kind.MODULE)
+
+    def _named_like_tensor(self, receiver: cst.BaseExpression) -> bool:
+        """``param.data = v``, ``flat_param.data = v``: a receiver named as a parameter or tensor (and not
+        known to be something else) whose ``.data`` is written."""
+        name = dotted_name(receiver)
+        return name is not None and _TENSOR_NAME.search(name.rsplit(".", 1)[-1]) is not None \
+            and self._may_be_tensor(receiver)
+
+    def _visibly_not_tensor(self, value: Optional[cst.BaseExpression]) -> bool:
+        """``buffer.data = dataclasses.replace(...)``: a value known not to be a tensor, or made by a
+        non-torch library function."""
+        if value is None:
+            return False
+        if self.context.kind_of(value) is Kind.NOT_TENSOR:
+            return True
+        if isinstance(value, cst.Call):
+            q = self.context.qualified_name(value.func)
+            return q is not None and not q.startswith("torch.") and q.split(".")[0] not in ("copy",)
+        return False
+
+    def _rebinds_from_tensor(self, receiver: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """``x.data = <tensor>``: the assigned value is a tensor, or converts ``x`` itself
+        (``p.data = p.data.to(torch.float32)``, ``p.data = p.to(device)``)."""
+        if not self._may_be_tensor(receiver):
+            return False
+        if self.context.kind_of(value) is Kind.TENSOR:
+            return True
+        name = dotted_name(receiver)
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _TENSOR_SELF_METHODS:
+            inner = value.func.value
+            if name is not None and dotted_name(inner) in (name, name + ".data"):
+                return True
+            value = inner
+        return False
 
     def _is_tensor(self, receiver: cst.BaseExpression) -> bool:
         kind = self.context.kind_of(receiver)

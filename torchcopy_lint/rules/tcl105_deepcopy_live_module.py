@@ -42,6 +42,8 @@ class DeepcopyLiveModule(Rule):
         "for x in data:\n    loss = model(x)\n    loss.backward()",
         "import copy\nfor x in data:\n    best = copy.deepcopy(model.state_dict())\n    loss.backward()",
         "import copy\nfor x in data:\n    c = copy.deepcopy(config)\n    loss.backward()",
+        "import copy\nimport torch.nn as nn\nfor width in (8, 16):\n    model = nn.Linear(width, 2)\n"
+        "    reference = copy.deepcopy(model)\n    model(x).sum().backward()",
     ]
     INVALID = [
         "import copy\nimport torch.nn as nn\nmodel = nn.Linear(2, 2)\nfor x in data:\n    loss = model(x).sum()\n"
@@ -53,9 +55,36 @@ class DeepcopyLiveModule(Rule):
             return
         target = node.args[0].value
         scope = self._training_loop_scope()
-        if scope is None or not self._is_module(target, scope):
+        if scope is None or not self._is_module(target, scope) or self._fresh_in_iteration(target):
             return
         self.report(node)
+
+    def _fresh_in_iteration(self, target: cst.BaseExpression) -> bool:
+        """``for model in candidates: ref = deepcopy(model)`` or ``model = Net(); ref = deepcopy(model)``
+        in one loop iteration, before any training call: a copy of a new, untrained module (set-up)."""
+        name = dotted_name(target)
+        stack = self.context.stack
+        loop_index = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], (cst.For, cst.While))),
+                          None)
+        if name is None or loop_index is None or loop_index + 2 >= len(stack):
+            return False
+        loop, block, stmt = stack[loop_index], stack[loop_index + 1], stack[loop_index + 2]
+        if block is not loop.body or not isinstance(block, cst.IndentedBlock):
+            return False
+        body = list(block.body)
+        k = next((j for j, s in enumerate(body) if s is stmt), None)
+        if k is None:
+            return False
+        start = None
+        if isinstance(loop, cst.For) and _binds_name(loop.target, name):
+            start = 0
+        for j in range(k - 1, -1, -1):
+            if _assigns(body[j], name):
+                start = j + 1
+                break
+        if start is None:
+            return False
+        return not any(_calls_any(s, _TRAINING_CALLS) for s in body[start:k])
 
     def _training_loop_scope(self) -> Optional[cst.CSTNode]:
         """The enclosing function (or module) if the call sits in a loop of code that trains."""
@@ -82,10 +111,19 @@ class DeepcopyLiveModule(Rule):
 
 
 class _CallFinder(cst.CSTVisitor):
-    def __init__(self, methods: frozenset, receiver: Optional[str]) -> None:
+    """Finds ``<receiver>.<method>(...)``; at module level, function and class bodies are other code."""
+
+    def __init__(self, methods: frozenset, receiver: Optional[str], top_level_only: bool) -> None:
         self.methods = methods
         self.receiver = receiver
+        self.top_level_only = top_level_only
         self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return not self.top_level_only
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return not self.top_level_only
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
@@ -97,6 +135,26 @@ class _CallFinder(cst.CSTVisitor):
 
 def _calls_any(scope: cst.CSTNode, methods: frozenset, receiver: Optional[str] = None) -> bool:
     """Whether ``scope`` calls ``<receiver>.<one of methods>(...)``."""
-    finder = _CallFinder(methods, receiver)
+    finder = _CallFinder(methods, receiver, top_level_only=isinstance(scope, cst.Module))
     scope.visit(finder)
     return finder.found
+
+
+def _binds_name(target: cst.BaseExpression, name: str) -> bool:
+    if dotted_name(target) == name:
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds_name(el.value, name) for el in target.elements)
+    return False
+
+
+def _assigns(stmt: cst.CSTNode, name: str) -> bool:
+    """Whether a simple statement line assigns ``name`` (``name = ...``)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Assign) and any(_binds_name(t.target, name) for t in small.targets):
+            return True
+        if isinstance(small, cst.AnnAssign) and small.value is not None and dotted_name(small.target) == name:
+            return True
+    return False

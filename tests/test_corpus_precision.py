@@ -1,0 +1,80 @@
+"""Precision and recall on real-world code: the labelled sites of benchmarks/labels.tsv.
+
+Needs the corpus cache built by ``python benchmarks/corpus.py`` (or ``$TORCHCOPY_CORPUS``);
+skipped when it is absent, so CI stays offline-safe. Lints only the labelled files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
+
+
+precision = _load("precision")
+corpus = precision.corpus
+
+MIN_PRECISION = 0.97
+MIN_RECALL = {"TCL103": 0.9, "TCL104": 0.9}
+
+
+@pytest.fixture(scope="module")
+def scored():
+    dest = corpus.default_dest()
+    present = corpus.present(dest)
+    labels = precision.read_labels()
+    needed = {lab.entry for lab in labels}
+    missing = sorted(needed - set(present))
+    if missing:
+        pytest.skip(f"corpus not present under {dest} (missing {', '.join(missing)}): run benchmarks/corpus.py")
+    files = sorted({dest / lab.entry / lab.path for lab in labels})
+    absent = [str(f) for f in files if not f.exists()]
+    assert not absent, f"labelled files not in the corpus: {absent[:5]}"
+    keys = precision.diagnostic_keys(precision.run_linter(files), dest)
+    return labels, set(keys)
+
+
+@pytest.mark.corpus
+def test_labels_are_well_formed():
+    labels = precision.read_labels()
+    keys = [lab.key for lab in labels]
+    assert len(keys) == len(set(keys)), "duplicate label rows"
+    assert sum(lab.code == "TCL104" for lab in labels) >= 100
+    assert sum(lab.code == "TCL103" for lab in labels) >= 40  # every TCL103 diagnostic on the corpus (44)
+    assert all(lab.reason for lab in labels), "every label needs a one-line reason"
+
+
+@pytest.mark.corpus
+def test_known_traps_stay_silent(scored):
+    labels, reported = scored
+    loud = [lab.key for lab in labels if lab.label in ("TN", "FP") and lab.key in reported]
+    assert not loud, f"sites labelled FP/TN are reported: {loud}"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("code", precision.CODES)
+def test_precision_and_recall(scored, code):
+    labels, reported = scored
+    table = precision.score(labels, reported, {})[code]
+    if table["precision"] is not None:
+        assert table["precision"] >= MIN_PRECISION, (code, table["false_alarms"])
+    if code in MIN_RECALL:
+        assert table["recall"] is not None and table["recall"] >= MIN_RECALL[code], (code, table["missed_tp"])
