@@ -2,7 +2,9 @@
 
 It reuses the lines flake8 already read and reports exactly what the CLI reports
 (flake8 applies ``# noqa`` and ``--select`` itself). Columns are 0-based here,
-as flake8 expects; flake8 prints them 1-based, like the CLI.
+as flake8 expects; flake8 prints them 1-based, like the CLI. The source goes to
+the engine as UTF-8 bytes, as the CLI's does, so that both take the same
+(pruned) path; a file that declares another encoding goes as text.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
 from .engine import lint_source
+from .prune import declares_utf8
 from .rules import ALL_RULES
 
 
@@ -23,6 +26,9 @@ class TorchCopyLintPlugin:
         self.filename = filename
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchCopyLintPlugin"]]]:
-        source = "".join(self.lines)
+        text = "".join(self.lines)
+        head = "".join(self.lines[:2]).encode("utf-8", "replace")
+        source = text.encode("utf-8") if declares_utf8(head) else text
         for d in lint_source(source, self.filename, ALL_RULES):
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)
+

@@ -42,7 +42,7 @@ _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 def prune(source: bytes, matches: Matcher) -> Optional[bytes]:
     """``source`` with the spans no rule can need blanked; None when pruning does not apply."""
-    if len(source) < MIN_FILE_SIZE or source.startswith(b"\xef\xbb\xbf") or not _utf8(source):
+    if len(source) < MIN_FILE_SIZE or source.startswith(b"\xef\xbb\xbf") or not declares_utf8(source):
         return None
     try:
         tree = ast.parse(source)
@@ -60,8 +60,10 @@ def prune(source: bytes, matches: Matcher) -> Optional[bytes]:
     return pruner.apply()
 
 
-def _utf8(source: bytes) -> bool:
-    """ast columns are UTF-8 offsets: only prune files whose bytes are UTF-8."""
+def declares_utf8(source: bytes) -> bool:
+    """Whether the source is UTF-8 by its PEP 263 declaration (or by default).
+
+    ast columns are UTF-8 offsets: only files whose bytes are UTF-8 are pruned."""
     for line in source.split(b"\n", 2)[:2]:
         found = _CODING.match(line)
         if found:
