@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -835,16 +836,24 @@ def flake8_plugin_cost(python: str, package: str, code_prefix: str, select: str,
         # sanity: the real flake8 entry point, to show the driver adds nothing
         "flake8_binary_with_plugin": [flake8_bin, f"--select={code_prefix},{select}", *common],
     }
-    wait_for_idle()
     times: dict[str, list[float]] = {k: [] for k in configs}
     outs: dict[str, bytes] = {}
     for k, cmd in configs.items():  # warm-up (page cache, pyc)
         for _ in range(2):
             _, outs[k], _ = _time_cmd(cmd, cwd)
+    other_busy = other_wall = 0.0
     for _ in range(runs):  # interleaved, so drift hits every config alike
+        wait_for_idle()
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        b0, s0, w0 = _busy_seconds(), time.process_time(), time.perf_counter()
         for k, cmd in configs.items():
             dt, _, _ = _time_cmd(cmd, cwd)
             times[k].append(dt)
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        mine = (ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime
+                + time.process_time() - s0)
+        other_busy += max(0.0, _busy_seconds() - b0 - mine)
+        other_wall += time.perf_counter() - w0
     med = {k: statistics.median(v) for k, v in times.items()}
     code_re = re.compile(rb": " + re.escape(code_prefix.encode()) + rb"\d+")
     res: dict = {
@@ -858,6 +867,7 @@ def flake8_plugin_cost(python: str, package: str, code_prefix: str, select: str,
         "added_ms": (med["with_plugin"] - med["without_plugin"]) * 1000,
         "added_ms_select_without_code": (med["with_plugin_select_without_code"]
                                          - med["without_plugin"]) * 1000,
+        "other_load_cores": other_busy / other_wall if other_wall else 0.0,
     }
     p = subprocess.run([python, "-c", IMPORT_TIME, normalize(package)], capture_output=True,
                        text=True, check=False, env=BENCH_ENV)
@@ -1163,7 +1173,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    plugin still loaded, --select E,F,W: {md['with_plugin_select_without_code']:.0f}"
                   f" ms (added {r['added_ms_select_without_code']:+.0f} ms); real flake8 binary"
                   f" with plugin: {md['flake8_binary_with_plugin']:.0f} ms;"
-                  f" {code} diagnostics: {r['plugin_diagnostics']['with_plugin']}")
+                  f" {code} diagnostics: {r['plugin_diagnostics']['with_plugin']};"
+                  f" other load {r['other_load_cores']:.2f} cores")
             imp = r.get("plugin_import", {})
             inp = r.get("in_process", {})
             if "import_s" in imp:
