@@ -546,6 +546,29 @@ def check_identical(linter: str, paths: list[str], args) -> dict:
     return result
 
 
+PREFILTER_STATS = r"""
+import json, sys
+from torchcopy_lint.rules import ALL_RULES
+files = open(sys.argv[1]).read().splitlines()
+n = 0
+for f in files:
+    with open(f, "rb") as fh:
+        src = fh.read()
+    n += any(r.may_match(src) for r in ALL_RULES)
+print(json.dumps({"files": len(files), "files_passing_prefilter": n}))
+"""
+
+
+def prefilter_stats(filelist: str) -> dict:
+    """Best effort (uses linter internals): how many files survive the regex prefilter."""
+    p = subprocess.run([sys.executable, "-c", PREFILTER_STATS, filelist], capture_output=True,
+                       text=True, check=False, env=BENCH_ENV)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"error": p.stderr[-300:]}
+
+
 # --------------------------------------------------------------------------- TorchFix
 
 
@@ -1045,6 +1068,7 @@ def main(argv: list[str] | None = None) -> int:
                 results["torchcopy_lint_cold"] = lr["cold"]
                 results["torchcopy_lint_warm"] = lr["warm"]
                 results["torchcopy_lint_cache_dir_bytes"] = lr.get("cache_dir_bytes")
+                results["torchcopy_lint_prefilter"] = prefilter_stats(fl.name)
             if not args.skip_floors:
                 log("ast.parse floor ...")
                 results["ast_floor"] = run_floor("ast floor", AST_FLOOR, fl.name, args, corpus)
@@ -1133,6 +1157,10 @@ def main(argv: list[str] | None = None) -> int:
             report["target_30s_met"] = ok if args.corpus == "full" else None
             print(f"  cache dir after a full run: "
                   f"{(results.get('torchcopy_lint_cache_dir_bytes') or 0) / MiB:,.2f} MiB")
+            pf = results.get("torchcopy_lint_prefilter") or {}
+            if "files_passing_prefilter" in pf:
+                print(f"  files passing torchcopy-lint's regex prefilter (parsed at all): "
+                      f"{pf['files_passing_prefilter']:,} of {pf['files']:,}")
             if args.corpus == "full":
                 print(f"  target (full torch, cold, <= 30 s on {ncores} cores): "
                       f"{'MET' if ok else 'NOT MET'} ({cold['wall_s_median']:.1f} s)")
