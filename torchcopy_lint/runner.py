@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key
+from .codes import RULE_CODES as ALL_CODES
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic
-from .engine import lint_source
-from .fixer import FixError, fix_source, write_atomically
-from .rules import ALL_RULES, RULES_BY_CODE
 
-ALL_CODES = tuple(rule.code for rule in ALL_RULES)
+# The engine, the fixer and the rules (and with them LibCST) are imported on first
+# use, so that a run answered entirely by the cache never pays for them.
 READ_ERROR_CODE = "TCL002"
 
 
@@ -74,6 +73,8 @@ def discover(paths: Sequence[str], settings: Settings) -> List[str]:
 
 
 def _rule_types(codes: FrozenSet[str]):
+    from .rules import RULES_BY_CODE
+
     return [RULES_BY_CODE[c] for c in ALL_CODES if c in codes]
 
 
@@ -83,6 +84,8 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
 
 
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+    from .engine import lint_source
+
     return lint_source(content, path, _rule_types(codes))
 
 
@@ -113,6 +116,8 @@ def process(job: Job) -> FileReport:
     diagnostics = _lint_bytes(content, job.path, job.codes)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
+    from .fixer import FixError, fix_source, write_atomically
+
     try:
         result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
     except FixError as error:
@@ -235,6 +240,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             results.append(process(job))
             bar.advance()
     else:
+        _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
         context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
                                  initializer=_worker_init) as pool:
