@@ -10,22 +10,25 @@ positions are computed only for files that produced a violation.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, ClassVar, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Type, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState  # private, but stable across 1.x (pinned <2)
+from libcst.metadata import CodePosition, CodeRange
 
 from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .inference import Inference, Kind
 from .noqa import is_suppressed
 from .prune import prune as prune_source
+from .walk import child_fields
 
 Source = Union[str, bytes]
+_NEWLINE = re.compile(r"\r\n?|\n")
 
 
 # --- what rules produce ---------------------------------------------------------------------------
@@ -135,25 +138,6 @@ class Rule:
 
 # --- traversal -----------------------------------------------------------------------------------
 
-_SKIPPED_FIELDS = frozenset(
-    """lpar rpar comma semicolon equal colon dot star leading_lines lines_after_decorators header footer
-    trailing_whitespace newline operator asynchronous default_indent default_newline encoding
-    has_trailing_newline""".split()
-)
-_fields_cache: Dict[type, Tuple[str, ...]] = {}
-
-
-def _child_fields(node_type: type) -> Tuple[str, ...]:
-    fields = _fields_cache.get(node_type)
-    if fields is None:
-        fields = tuple(
-            f.name for f in dataclasses.fields(node_type)
-            if not f.name.startswith("whitespace") and f.name not in _SKIPPED_FIELDS
-        )
-        _fields_cache[node_type] = fields
-    return fields
-
-
 Handler = Callable[[cst.CSTNode], None]
 
 
@@ -177,7 +161,7 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]]) -> List[Viol
     rules = [rule_type(context) for rule_type in rule_types]
     visit, leave = _handler_tables(rules)
     stack = context.stack
-    fields_of = _child_fields
+    fields_of = child_fields
 
     def walk(node: cst.CSTNode) -> None:
         stack.append(node)
@@ -209,6 +193,72 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]]) -> List[Viol
 
 # --- from violations to diagnostics --------------------------------------------------------------
 
+class _TargetPositions(CodegenState):
+    """Code generation that records the positions of a few nodes only.
+
+    LibCST's PositionProvider records every node's position, tracking line and
+    column token by token; here tokens are just collected, and the line/column
+    is brought up to date only when a target node starts or ends. Positions are
+    the same as PositionProvider's (syntactic where the node records one, else
+    whitespace-inclusive): tests/test_positions.py compares them.
+    """
+
+    def __init__(self, module: cst.Module, targets: Iterable[cst.CSTNode]) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.targets: Set[int] = {id(node) for node in targets}
+        self.found: Dict[int, CodeRange] = {}
+        self._open: List[CodePosition] = []
+        self._synced = 0
+        self._line = 1
+        self._column = 0
+
+    def _now(self) -> CodePosition:
+        tokens = self.tokens
+        for token in tokens[self._synced:]:
+            if "\n" in token or "\r" in token:
+                segments = _NEWLINE.split(token)
+                self._line += len(segments) - 1
+                self._column = len(segments[-1])
+            else:
+                self._column += len(token)
+        self._synced = len(tokens)
+        return CodePosition(self._line, self._column)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.targets:
+            self._open.append(self._now())
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.targets:
+            start = self._open.pop()
+            self.found.setdefault(id(node), CodeRange(start, self._now()))
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+        if id(node) not in self.targets:
+            yield
+            return
+        for hoisted in (start_node, end_node):
+            if hoisted is not None:
+                self.targets.add(id(hoisted))
+        start = self._now()
+        yield
+        end = self._now()
+        if start_node is not None:
+            start = self.found[id(start_node)].start
+        if end_node is not None:
+            end = self.found[id(end_node)].end
+        self.found[id(node)] = CodeRange(start, end)
+
+
+def positions_of(module: cst.Module, targets: Iterable[cst.CSTNode]) -> Dict[int, CodeRange]:
+    """Positions (by node id) of ``targets``, nodes of ``module``."""
+    state = _TargetPositions(module, targets)
+    module._codegen(state)
+    return state.found
+
+
 @dataclass
 class ParsedFile:
     """A file's parse and its violations, with positions resolved on demand."""
@@ -216,13 +266,13 @@ class ParsedFile:
     module: cst.Module
     violations: List[Violation]
     lines: List[str]
-    _positions: Optional[Dict[cst.CSTNode, object]] = None
+    _positions: Optional[Dict[int, CodeRange]] = None
 
-    def position(self, node: cst.CSTNode):
+    def position(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)  # type: ignore[assignment]
-        return self._positions[node]  # type: ignore[index]
+            targets = [v.node for v in self.violations] + [v.fix.target for v in self.violations if v.fix]
+            self._positions = positions_of(self.module, targets)
+        return self._positions[id(node)]
 
     def unsuppressed(self) -> List[Violation]:
         out = []

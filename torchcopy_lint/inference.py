@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from .imports import ImportMap, dotted_name
+from .walk import descendants
 
 
 class Kind(Enum):
@@ -892,9 +893,7 @@ class Inference:
         cache_key = (id(fn), key)
         if cache_key not in self._caller_cache:
             if self._calls_by_name is None:
-                finder = _CallIndex()
-                self.module.visit(finder)
-                self._calls_by_name = finder.calls
+                self._calls_by_name = _calls_by_callee(self.module)
             positional = list(fn.params.posonly_params) + list(fn.params.params)
             is_static = any(dotted_name(d.decorator) == "staticmethod" for d in fn.decorators)
             if positional and positional[0].name.value in ("self", "cls") and not is_static:
@@ -1022,35 +1021,25 @@ def _small_statements(block: cst.BaseSuite, path: List[cst.CSTNode]):
                 yield from _small_statements(sub[-1], sub)
 
 
-class _GuardFinder(cst.CSTVisitor):
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> Optional[bool]:
-        name = dotted_name(node.func) or ""
-        if name in ("isinstance", "torch.is_tensor", "is_tensor") and node.args and dotted_name(node.args[0].value) == self.key:
-            self.found = True
-        return not self.found
-
-
 def _mentions_guard(body: cst.CSTNode, key: str) -> bool:
-    finder = _GuardFinder(key)
-    body.visit(finder)
-    return finder.found
+    """Whether ``body`` calls ``isinstance(key, ...)`` or ``is_tensor(key)``."""
+    for node in descendants(body):
+        if isinstance(node, cst.Call) and node.args and dotted_name(node.args[0].value) == key \
+                and (dotted_name(node.func) or "") in ("isinstance", "torch.is_tensor", "is_tensor"):
+            return True
+    return False
 
 
-class _CallIndex(cst.CSTVisitor):
+def _calls_by_callee(module: cst.Module) -> Dict[str, List[cst.Call]]:
     """Every call in a module by the last name of its callee (``f(...)``, ``self.f(...)``, ``C.f(...)``)."""
-
-    def __init__(self) -> None:
-        self.calls: Dict[str, List[cst.Call]] = {}
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-        if name is not None:
-            self.calls.setdefault(name, []).append(node)
+    calls: Dict[str, List[cst.Call]] = {}
+    for node in descendants(module):
+        if isinstance(node, cst.Call):
+            func = node.func
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if name is not None:
+                calls.setdefault(name, []).append(node)
+    return calls
 
 
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,

@@ -9,6 +9,7 @@ import libcst as cst
 from ..engine import Rule
 from ..imports import dotted_name
 from ..inference import MODULE_ONLY_METHODS, Kind
+from ..walk import descendants
 
 _TRAINING_CALLS = frozenset({"backward", "step"})
 
@@ -110,34 +111,15 @@ class DeepcopyLiveModule(Rule):
         return name is not None and _calls_any(scope, MODULE_ONLY_METHODS, receiver=name)
 
 
-class _CallFinder(cst.CSTVisitor):
-    """Finds ``<receiver>.<method>(...)``; at module level, function and class bodies are other code."""
-
-    def __init__(self, methods: frozenset, receiver: Optional[str], top_level_only: bool) -> None:
-        self.methods = methods
-        self.receiver = receiver
-        self.top_level_only = top_level_only
-        self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return not self.top_level_only
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return not self.top_level_only
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in self.methods:
-            if self.receiver is None or dotted_name(func.value) == self.receiver:
-                self.found = True
-        return not self.found
-
-
 def _calls_any(scope: cst.CSTNode, methods: frozenset, receiver: Optional[str] = None) -> bool:
-    """Whether ``scope`` calls ``<receiver>.<one of methods>(...)``."""
-    finder = _CallFinder(methods, receiver, top_level_only=isinstance(scope, cst.Module))
-    scope.visit(finder)
-    return finder.found
+    """Whether ``scope`` calls ``<receiver>.<one of methods>(...)``; at module level, function and
+    class bodies are other code and are not searched."""
+    top_level_only = isinstance(scope, cst.Module)
+    for node in descendants(scope, stop=lambda n: top_level_only and isinstance(n, (cst.FunctionDef, cst.ClassDef))):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in methods:
+            if receiver is None or dotted_name(node.func.value) == receiver:
+                return True
+    return False
 
 
 def _binds_name(target: cst.BaseExpression, name: str) -> bool:

@@ -1,0 +1,56 @@
+"""A read-only walk over LibCST trees that does not rebuild them.
+
+LibCST's own visitor reconstructs every node it passes (to support
+transformers), which costs more than the parse itself. Linting only reads, so
+the engine and the rules' look-ups walk the dataclass fields directly and skip
+the whitespace/punctuation fields where no expression or statement can live.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, Iterator, Optional, Tuple
+
+import libcst as cst
+
+_SKIPPED_FIELDS = frozenset(
+    """lpar rpar comma semicolon equal colon dot star leading_lines lines_after_decorators header footer
+    trailing_whitespace newline operator asynchronous default_indent default_newline encoding
+    has_trailing_newline""".split()
+)
+_fields_cache: Dict[type, Tuple[str, ...]] = {}
+
+
+def child_fields(node_type: type) -> Tuple[str, ...]:
+    """The fields of a node type that can hold expressions or statements."""
+    fields = _fields_cache.get(node_type)
+    if fields is None:
+        fields = tuple(
+            f.name for f in dataclasses.fields(node_type)
+            if not f.name.startswith("whitespace") and f.name not in _SKIPPED_FIELDS
+        )
+        _fields_cache[node_type] = fields
+    return fields
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for name in child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def descendants(node: cst.CSTNode,
+                stop: Optional[Callable[[cst.CSTNode], bool]] = None) -> Iterator[cst.CSTNode]:
+    """``node`` and everything below it, depth first; below a node for which ``stop`` is true, nothing."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        if stop is not None and current is not node and stop(current):
+            continue
+        pending.extend(reversed(list(children(current))))
