@@ -31,4 +31,3 @@ class TorchCopyLintPlugin:
         source = text.encode("utf-8") if declares_utf8(head) else text
         for d in lint_source(source, self.filename, ALL_RULES):
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)
-

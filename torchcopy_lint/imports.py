@@ -12,6 +12,8 @@ from typing import Dict, Iterator, Optional, Union
 
 import libcst as cst
 
+from .walk import blocks
+
 _AMBIGUOUS = ""  # a name imported as two different things
 
 
@@ -32,34 +34,12 @@ def _module_name(node: Union[cst.Attribute, cst.Name]) -> str:
 
 
 def iter_statements(body) -> Iterator[cst.CSTNode]:
-    """Every statement below ``body`` (a Module or a block), in source order."""
+    """Every statement below ``body`` (a Module's or a block's statements), in source order."""
     for stmt in body:
         yield stmt
-        if isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for block in _child_blocks(stmt):
-            yield from iter_statements(block)
-
-
-def _child_blocks(stmt: cst.CSTNode):
-    """The statement lists directly inside a compound statement."""
-    body = getattr(stmt, "body", None)
-    if isinstance(body, cst.BaseSuite) and isinstance(body, cst.IndentedBlock):
-        yield body.body
-    elif isinstance(body, cst.SimpleStatementSuite):
-        yield body.body
-    for attr in ("orelse", "finalbody"):
-        extra = getattr(stmt, attr, None)
-        if extra is None:
-            continue
-        if isinstance(extra, cst.If):
-            yield [extra]
-        else:
-            yield from _child_blocks(extra)
-    for handler in getattr(stmt, "handlers", ()) or ():
-        yield from _child_blocks(handler)
-    for case in getattr(stmt, "cases", ()) or ():
-        yield from _child_blocks(case)
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for block in blocks(stmt):
+                yield from iter_statements(block)
 
 
 class ImportMap:
@@ -74,8 +54,6 @@ class ImportMap:
                         self._add_import(small)
                     elif isinstance(small, cst.ImportFrom):
                         self._add_import_from(small)
-            elif isinstance(stmt, cst.SimpleStatementSuite):  # pragma: no cover - not a statement
-                pass
 
     def _bind(self, local: str, qualified: str) -> None:
         previous = self._names.get(local)

@@ -21,7 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from .imports import ImportMap, dotted_name
-from .walk import descendants
+from .walk import block_paths, blocks, descendants
 
 
 class Kind(Enum):
@@ -536,7 +536,7 @@ class Inference:
                     elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and dotted_name(small.target) == name:
                         yield cst.Name("__rebound__")
             elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                for block in _sub_blocks(stmt):
+                for block in blocks(stmt):
                     yield from self._assigned_values(block, name)
 
     # --- names: the backwards walk ----------------------------------------------------------------
@@ -676,7 +676,7 @@ class Inference:
                 kinds.append(body[0])
             return (join(kinds), False) if kinds else None
         kinds = []
-        for block_path in _sub_block_paths(stmt, inner):
+        for block_path in block_paths(stmt, inner):
             effect = self._search_back(key, block_path[-1].body, block_path, depth)
             if effect is not None:
                 kinds.append(effect[0])
@@ -750,7 +750,7 @@ class Inference:
         if not isinstance(target, (cst.Tuple, cst.List)):
             return None
         elements = target.elements
-        positions = [i for i, el in enumerate(elements) if _binds(el.value, key)]
+        positions = [i for i, el in enumerate(elements) if binds(el.value, key)]
         if not positions:
             return None
         pos = positions[-1]
@@ -772,7 +772,7 @@ class Inference:
             if item_kinds is not None and not has_star and len(item_kinds) == len(elements):
                 if dotted_name(element.value) == key:
                     return item_kinds[pos]
-                return Kind.TENSOR if item_kinds[pos] is Kind.TENSOR and _binds(element.value, key) else Kind.UNKNOWN
+                return Kind.TENSOR if item_kinds[pos] is Kind.TENSOR and binds(element.value, key) else Kind.UNKNOWN
             whole = self._element_kind(value, stack, depth)
         if whole is Kind.TENSOR:
             return Kind.TENSOR  # unpacking a tensor yields tensors (its rows)
@@ -944,7 +944,7 @@ class Inference:
             for target in small.targets:
                 if dotted_name(target.target) == key:
                     return self._expr(small.value, stack, depth + 1)
-                if isinstance(target.target, (cst.Tuple, cst.List)) and any(_binds(el.value, key) for el in target.target.elements):
+                if isinstance(target.target, (cst.Tuple, cst.List)) and any(binds(el.value, key) for el in target.target.elements):
                     return Kind.UNKNOWN
         elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and dotted_name(small.target) == key:
             value = small.value
@@ -962,13 +962,14 @@ class Inference:
 
 # --- small helpers ---------------------------------------------------------------------------------
 
-def _binds(target: cst.BaseExpression, key: str) -> bool:
+def binds(target: cst.BaseExpression, key: str) -> bool:
+    """Whether an assignment/loop target binds the name (or ``a.b`` chain) ``key``."""
     if dotted_name(target) == key:
         return True
     if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(el.value, key) for el in target.elements)
+        return any(binds(el.value, key) for el in target.elements)
     if isinstance(target, cst.StarredElement):
-        return _binds(target.value, key)
+        return binds(target.value, key)
     return False
 
 
@@ -988,28 +989,6 @@ def _all_params(params: cst.Parameters) -> List[cst.Param]:
     return out
 
 
-def _sub_blocks(stmt: cst.CSTNode) -> Iterable[Sequence[cst.CSTNode]]:
-    for path in _sub_block_paths(stmt, []):
-        yield path[-1].body
-
-
-def _sub_block_paths(stmt: cst.CSTNode, inner: List[cst.CSTNode]) -> Iterable[List[cst.CSTNode]]:
-    """Paths (ending in the block) to every statement block directly inside a compound statement."""
-    body = getattr(stmt, "body", None)
-    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-        yield inner + [body]
-    for attr in ("orelse", "finalbody"):
-        extra = getattr(stmt, attr, None)
-        if isinstance(extra, cst.If):
-            yield from _sub_block_paths(extra, inner + [extra])
-        elif extra is not None:
-            yield from _sub_block_paths(extra, inner + [extra])
-    for handler in getattr(stmt, "handlers", ()) or ():
-        yield from _sub_block_paths(handler, inner + [handler])
-    for case in getattr(stmt, "cases", ()) or ():
-        yield from _sub_block_paths(case, inner + [case])
-
-
 def _small_statements(block: cst.BaseSuite, path: List[cst.CSTNode]):
     """(stack, small statement) for every simple statement in a function body, nested defs excluded."""
     for stmt in block.body:
@@ -1017,7 +996,7 @@ def _small_statements(block: cst.BaseSuite, path: List[cst.CSTNode]):
             for small in stmt.body:
                 yield path + [stmt, small], small
         elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            for sub in _sub_block_paths(stmt, path + [stmt]):
+            for sub in block_paths(stmt, path + [stmt]):
                 yield from _small_statements(sub[-1], sub)
 
 

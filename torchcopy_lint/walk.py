@@ -9,7 +9,7 @@ the whitespace/punctuation fields where no expression or statement can live.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterator, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -54,3 +54,25 @@ def descendants(node: cst.CSTNode,
         if stop is not None and current is not node and stop(current):
             continue
         pending.extend(reversed(list(children(current))))
+
+
+def block_paths(stmt: cst.CSTNode, inner: List[cst.CSTNode]) -> Iterable[List[cst.CSTNode]]:
+    """Paths (``inner`` + nodes down to the block) to every statement block directly inside a
+    compound statement: bodies, else/elif branches, except handlers, finally, match cases."""
+    body = getattr(stmt, "body", None)
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        yield inner + [body]
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(stmt, attr, None)
+        if extra is not None:
+            yield from block_paths(extra, inner + [extra])
+    for handler in getattr(stmt, "handlers", ()) or ():
+        yield from block_paths(handler, inner + [handler])
+    for case in getattr(stmt, "cases", ()) or ():
+        yield from block_paths(case, inner + [case])
+
+
+def blocks(stmt: cst.CSTNode) -> Iterable[Sequence[cst.CSTNode]]:
+    """The statement lists directly inside a compound statement."""
+    for path in block_paths(stmt, []):
+        yield path[-1].body

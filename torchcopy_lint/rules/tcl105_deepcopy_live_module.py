@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import MODULE_ONLY_METHODS, Kind
+from ..inference import MODULE_ONLY_METHODS, Kind, binds
 from ..walk import descendants
 
 _TRAINING_CALLS = frozenset({"backward", "step"})
@@ -77,7 +77,7 @@ class DeepcopyLiveModule(Rule):
         if k is None:
             return False
         start = None
-        if isinstance(loop, cst.For) and _binds_name(loop.target, name):
+        if isinstance(loop, cst.For) and binds(loop.target, name):
             start = 0
         for j in range(k - 1, -1, -1):
             if _assigns(body[j], name):
@@ -122,20 +122,12 @@ def _calls_any(scope: cst.CSTNode, methods: frozenset, receiver: Optional[str] =
     return False
 
 
-def _binds_name(target: cst.BaseExpression, name: str) -> bool:
-    if dotted_name(target) == name:
-        return True
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds_name(el.value, name) for el in target.elements)
-    return False
-
-
 def _assigns(stmt: cst.CSTNode, name: str) -> bool:
     """Whether a simple statement line assigns ``name`` (``name = ...``)."""
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     for small in stmt.body:
-        if isinstance(small, cst.Assign) and any(_binds_name(t.target, name) for t in small.targets):
+        if isinstance(small, cst.Assign) and any(binds(t.target, name) for t in small.targets):
             return True
         if isinstance(small, cst.AnnAssign) and small.value is not None and dotted_name(small.target) == name:
             return True
