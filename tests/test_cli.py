@@ -254,3 +254,19 @@ def test_fix_through_symlink_keeps_the_link(tmp_path, cli):
     cli("--isolated", "--no-cache", "--fix", str(link))
     assert link.is_symlink()
     assert real.read_bytes() == HAZARD.replace(b"x.clone().detach()", b"x.detach().clone()")
+
+
+def test_cache_follows_edits_and_settings(tmp_path, cli):
+    """The cache is keyed by content and enabled rules: an edit or a new selection is never stale."""
+    path = write(tmp_path, "a.py", HAZARD)
+    cache = tmp_path / "cache"
+    first = cli("--isolated", "--cache-dir", str(cache), "-q", str(path))
+    assert first.stdout.decode().count("TCL103") == 1
+    path.write_bytes(HAZARD + b"z = torch.tensor(x)\n")
+    edited = cli("--isolated", "--cache-dir", str(cache), "-q", str(path))
+    assert sorted(line.split()[1] for line in edited.stdout.decode().splitlines()) == ["TCL101", "TCL103"]
+    selected = cli("--isolated", "--cache-dir", str(cache), "-q", "--select", "TCL101", str(path))
+    assert [line.split()[1] for line in selected.stdout.decode().splitlines()] == ["TCL101"]
+    path.write_bytes(HAZARD)
+    reverted = cli("--isolated", "--cache-dir", str(cache), "-q", str(path))
+    assert reverted.stdout == first.stdout
