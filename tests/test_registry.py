@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _support import FIXTURES, ROOT
 
-from torchcopy_lint.codes import RULE_CODES
+from torchcopy_lint.codes import RULE_CODES, TRIGGERS
 from torchcopy_lint.rules import ALL_RULES
 
 
@@ -19,3 +19,23 @@ def test_every_rule_has_module_docs_and_fixtures():
         assert rule.__doc__ and rule.message and rule.triggers
         assert (ROOT / "docs" / "rules" / f"{rule.code}.md").is_file()
         assert (FIXTURES / rule.code).is_dir()
+
+
+def test_rules_take_their_triggers_from_the_table():
+    for rule in ALL_RULES:
+        assert rule.triggers == TRIGGERS[rule.code]
+
+
+def test_flake8_plugin_skips_libcst_for_files_no_rule_can_match():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from torchcopy_lint.flake8_plugin import TorchCopyLintPlugin\n"
+        "plugin = TorchCopyLintPlugin(None, ['import os\\n', 'x = [1, 2]\\n'], 'a.py')\n"
+        "assert list(plugin.run()) == []\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr

@@ -4,7 +4,8 @@ It reuses the lines flake8 already read and reports exactly what the CLI reports
 (flake8 applies ``# noqa`` and ``--select`` itself). Columns are 0-based here,
 as flake8 expects; flake8 prints them 1-based, like the CLI. The source goes to
 the engine as UTF-8 bytes, as the CLI's does, so that both take the same
-(pruned) path; a file that declares another encoding goes as text.
+(pruned) path; a file that declares another encoding goes as text. The engine
+(and LibCST) is imported only for a file that passes the rules' prefilter.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
-from .engine import lint_source
+from .codes import may_match_any
 from .prune import declares_utf8
-from .rules import ALL_RULES
 
 
 class TorchCopyLintPlugin:
@@ -27,6 +27,11 @@ class TorchCopyLintPlugin:
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["TorchCopyLintPlugin"]]]:
         text = "".join(self.lines)
+        if not may_match_any(text):
+            return  # no rule can match: LibCST is not even imported
+        from .engine import lint_source
+        from .rules import ALL_RULES
+
         head = "".join(self.lines[:2]).encode("utf-8", "replace")
         source = text.encode("utf-8") if declares_utf8(head) else text
         for d in lint_source(source, self.filename, ALL_RULES):

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ..codes import TRIGGERS
 from ..engine import Rule
 from ..inference import Kind
 from ._build import keyword, keyword_values, method
@@ -27,8 +28,7 @@ class TensorCopyConstruct(Rule):
         "`torch.tensor()` on a tensor copy-constructs it and warns on every call; "
         "use `.detach().clone()`"
     )
-    # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
-    triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|\bimport\s*\(?[\w\s,\\]*\btensor\b",)
+    triggers = TRIGGERS["TCL101"]  # in codes.py, importable without LibCST
     # Also keep what the inference reads elsewhere in the file: functions annotated `-> Tensor` (their
     # return statements may contradict it) and calls passing config fields (they may contradict a
     # parameter's `torch.Tensor` annotation).

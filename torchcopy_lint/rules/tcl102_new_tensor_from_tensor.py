@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Applicability
+from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
 from ..inference import Kind
@@ -28,7 +29,7 @@ class NewTensorFromTensor(Rule):
         "`x.new_tensor(y)` on a tensor `y` warns on every call and silently casts `y` to x's dtype/device; "
         "use `y.detach().to(x, copy=True)`"
     )
-    triggers = (r"\bnew_tensor\s*\(",)
+    triggers = TRIGGERS["TCL102"]  # in codes.py, importable without LibCST
     # Keep what the inference reads elsewhere (see TCL101): `-> Tensor` functions, calls passing config fields.
     segment_triggers = (r"\bnew_tensor\s*\(|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)
 

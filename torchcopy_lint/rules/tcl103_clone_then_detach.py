@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..codes import TRIGGERS
 from ..engine import Rule
 from ..inference import Kind
 from ._build import method
@@ -19,7 +20,7 @@ class CloneThenDetach(Rule):
     code = "TCL103"
     name = "clone-then-detach"
     message = "`.clone().detach()` records a throwaway autograd node first; use `.detach().clone()`"
-    triggers = (r"\bclone\b", r"\bdetach\b")
+    triggers = TRIGGERS["TCL103"]  # in codes.py, importable without LibCST
 
     VALID = [
         "t.detach().clone()",

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Applicability
+from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
 from ..inference import Kind
@@ -44,8 +45,7 @@ class DataMutation(Rule):
         "assigning to `.data` swaps the tensor's storage behind autograd (dtype/shape may change silently); "
         "use `with torch.no_grad(): p.copy_(v)`"
     )
-    # `.data` followed by an in-place method, a subscript or an assignment; or `.data` passed to `f_(`.
-    triggers = (r"(?<=\.)data\s*\)*\s*(?:\.\s*\w+_\s*\(|\[|=[^=]|[-+*/@%&|^]=)|\w_\s*\([^()]*?\.data\s*[,)]",)
+    triggers = TRIGGERS["TCL104"]  # in codes.py, importable without LibCST
 
     VALID = [
         "x = t.data.cpu()",

@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
 from ..inference import MODULE_ONLY_METHODS, Kind, binds
@@ -36,7 +37,7 @@ class DeepcopyLiveModule(Rule):
         "and can raise on cached activations; snapshot `{k: v.detach().clone() for k, v in "
         "model.state_dict().items()}` or update one preallocated copy in place"
     )
-    triggers = (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\(")  # only training code is checked
+    triggers = TRIGGERS["TCL105"]  # in codes.py, importable without LibCST
 
     VALID = [
         "import copy\nimport torch.nn as nn\nclass Net(nn.Module):\n    pass\nmodel = Net()\nema = copy.deepcopy(model)\n"
