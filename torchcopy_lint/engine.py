@@ -20,6 +20,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState  # private, but stable across 1.x (pinned <2)
 from libcst.metadata import CodePosition, CodeRange
 
+from . import codes
 from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .inference import Inference, Kind
@@ -100,31 +101,32 @@ class Rule:
         self.context = context
 
     @classmethod
-    def _patterns(cls, source: Source) -> Tuple[Tuple["re.Pattern", ...], Tuple["re.Pattern", ...], Optional["re.Pattern"]]:
+    def _pruning_patterns(cls, source: Source) -> Tuple[Tuple["re.Pattern", ...], Optional["re.Pattern"]]:
+        """The compiled ``segment_triggers`` and ``unprunable`` (for text or bytes, like ``source``)."""
         compiled = cls.__dict__.get("_compiled")
         if compiled is None:
-            def build(texts: Sequence[str]):
-                return (tuple(re.compile(t) for t in texts), tuple(re.compile(t.encode()) for t in texts))
-            triggers = build(cls.triggers)
-            segments = build(cls.segment_triggers or cls.triggers)
+            segments = cls.segment_triggers or cls.triggers
             unprunable = (re.compile(cls.unprunable), re.compile(cls.unprunable.encode())) if cls.unprunable else (None, None)
-            compiled = cls._compiled = (triggers, segments, unprunable)
+            compiled = cls._compiled = (
+                (tuple(re.compile(t) for t in segments), tuple(re.compile(t.encode()) for t in segments)),
+                unprunable,
+            )
         index = 1 if isinstance(source, bytes) else 0
-        return compiled[0][index], compiled[1][index], compiled[2][index]
+        return compiled[0][index], compiled[1][index]
 
     @classmethod
     def may_match(cls, source: Source) -> bool:
         """The prefilter: False means this rule cannot report anything in ``source``."""
-        return all(p.search(source) for p in cls._patterns(source)[0])  # type: ignore[arg-type]
+        return codes.may_match(cls.code, source)
 
     @classmethod
     def may_match_segment(cls, segment: bytes) -> bool:
         """Whether a top-level def/class (or literal element) may hold something this rule reports."""
-        return all(p.search(segment) for p in cls._patterns(segment)[1])
+        return all(p.search(segment) for p in cls._pruning_patterns(segment)[0])
 
     @classmethod
     def allows_pruning(cls, source: bytes) -> bool:
-        unprunable = cls._patterns(source)[2]
+        unprunable = cls._pruning_patterns(source)[1]
         return unprunable is None or not unprunable.search(source)
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, *,
