@@ -24,6 +24,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL104": (r"(?<=\.)data\s*\)*\s*(?:\.\s*\w+_\s*\(|\[|=[^=]|[-+*/@%&|^]=)|\w_\s*\([^()]*?\.data\s*[,)]",),
     # only training code is checked
     "TCL105": (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\("),
+    # `empty_like`/`zeros_like`/`ones_like` (called or imported under another name) and a `.copy_(` call.
+    "TCL106": (r"\b(?:empty|zeros|ones)_like\b", r"\.\s*copy_\s*\("),
 }
 
 RULE_CODES = tuple(TRIGGERS)

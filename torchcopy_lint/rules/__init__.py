@@ -10,6 +10,7 @@ from .tcl102_new_tensor_from_tensor import NewTensorFromTensor
 from .tcl103_clone_then_detach import CloneThenDetach
 from .tcl104_data_mutation import DataMutation
 from .tcl105_deepcopy_live_module import DeepcopyLiveModule
+from .tcl106_empty_like_copy import EmptyLikeCopy
 
 ALL_RULES: List[Type[Rule]] = [
     TensorCopyConstruct,
@@ -17,6 +18,7 @@ ALL_RULES: List[Type[Rule]] = [
     CloneThenDetach,
     DataMutation,
     DeepcopyLiveModule,
+    EmptyLikeCopy,
 ]
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
