@@ -15,6 +15,13 @@ import re
 from functools import lru_cache
 from typing import Dict, Tuple, Union
 
+#: Text that shows `copy.copy` may be called under another name: calls then can't be found by text.
+COPY_ALIAS = r"\bfrom\s+copy\s+import\s*(?:\([\w\s,]*?|(?:[\w \t,]|\\\r?\n)*?)(?<!\w)copy\b|\bimport\s+copy\s+as\b"
+#: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
+#: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
+#: contradict a parameter's `torch.Tensor` annotation).
+KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\."
+
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|\bimport\s*\(?[\w\s,\\]*\btensor\b",),
@@ -26,6 +33,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL105": (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\("),
     # `empty_like`/`zeros_like`/`ones_like` (called or imported under another name) and a `.copy_(` call.
     "TCL106": (r"\b(?:empty|zeros|ones)_like\b", r"\.\s*copy_\s*\("),
+    # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
+    "TCL108": (r"\bcopy\s*\.\s*copy\s*\(|" + COPY_ALIAS,),
 }
 
 RULE_CODES = tuple(TRIGGERS)

@@ -11,6 +11,7 @@ from .tcl103_clone_then_detach import CloneThenDetach
 from .tcl104_data_mutation import DataMutation
 from .tcl105_deepcopy_live_module import DeepcopyLiveModule
 from .tcl106_empty_like_copy import EmptyLikeCopy
+from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 
 ALL_RULES: List[Type[Rule]] = [
     TensorCopyConstruct,
@@ -19,6 +20,7 @@ ALL_RULES: List[Type[Rule]] = [
     DataMutation,
     DeepcopyLiveModule,
     EmptyLikeCopy,
+    ShallowCopyTensor,
 ]
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

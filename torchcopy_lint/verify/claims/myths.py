@@ -51,7 +51,7 @@ def _general_empty_like_copy_tracks_grad(device: str) -> None:
     import torch
 
     t = torch.randn(3, device=device, requires_grad=True)
-    copied = torch.empty_like(t).copy_(t)
+    copied = torch.empty_like(t).copy_(t)  # noqa: TCL106
     assert copied.requires_grad, "the copy does not require grad"
     assert type(copied.grad_fn).__name__ == "CopyBackwards", f"grad_fn is {copied.grad_fn}"
 
@@ -64,7 +64,7 @@ def _general_empty_like_copy_not_faster(device: str) -> None:
     import torch
 
     t = timing_input()
-    assert_not_slower(lambda: t.detach().clone(), lambda: torch.empty_like(t).copy_(t),
+    assert_not_slower(lambda: t.detach().clone(), lambda: torch.empty_like(t).copy_(t),  # noqa: TCL106
                       "t.detach().clone() / empty_like(t).copy_(t)")
 
 
@@ -75,7 +75,7 @@ def _general_copy_copy_cuts_graph(device: str) -> None:
     import torch
 
     hidden = torch.randn(3, device=device, requires_grad=True) * 2
-    shallow = copy.copy(hidden)
+    shallow = copy.copy(hidden)  # noqa: TCL108
     assert shallow.is_leaf and shallow.grad_fn is None, f"copy.copy kept grad_fn {shallow.grad_fn}"
     assert shares_storage(shallow, hidden), "copy.copy copied the data"
 
