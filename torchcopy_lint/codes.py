@@ -17,6 +17,8 @@ from typing import Dict, Tuple, Union
 
 #: Text that shows `copy.copy` may be called under another name: calls then can't be found by text.
 COPY_ALIAS = r"\bfrom\s+copy\s+import\s*(?:\([\w\s,]*?|(?:[\w \t,]|\\\r?\n)*?)(?<!\w)copy\b|\bimport\s+copy\s+as\b"
+#: Text that shows `torch.tensor`/`torch.as_tensor` may be called under another name.
+TENSOR_ALIAS = r"\bimport\s*\(?[\w\s,\\]*\b(?:as_)?tensor\b"
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
@@ -33,6 +35,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL105": (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\("),
     # `empty_like`/`zeros_like`/`ones_like` (called or imported under another name) and a `.copy_(` call.
     "TCL106": (r"\b(?:empty|zeros|ones)_like\b", r"\.\s*copy_\s*\("),
+    # `tensor(`/`as_tensor(` whose argument starts with a name (perhaps inside `[`/`(`), or an import of either.
+    "TCL107": (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + TENSOR_ALIAS,),
     # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
     "TCL108": (r"\bcopy\s*\.\s*copy\s*\(|" + COPY_ALIAS,),
 }

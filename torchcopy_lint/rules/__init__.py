@@ -11,6 +11,7 @@ from .tcl103_clone_then_detach import CloneThenDetach
 from .tcl104_data_mutation import DataMutation
 from .tcl105_deepcopy_live_module import DeepcopyLiveModule
 from .tcl106_empty_like_copy import EmptyLikeCopy
+from .tcl107_tensor_of_tensors import TensorOfTensors
 from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 
 ALL_RULES: List[Type[Rule]] = [
@@ -20,6 +21,7 @@ ALL_RULES: List[Type[Rule]] = [
     DataMutation,
     DeepcopyLiveModule,
     EmptyLikeCopy,
+    TensorOfTensors,
     ShallowCopyTensor,
 ]
 
