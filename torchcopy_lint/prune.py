@@ -192,7 +192,8 @@ def _blankable(parent: ast.AST, literal: ast.AST) -> bool:
     if isinstance(parent, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets):
         return False
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is literal \
-            and _is_tensor_constructor(parent.func) and not any(isinstance(e, _DATA_ELEMENTS) for e in getattr(literal, "elts", ())):
+            and _is_tensor_constructor(parent.func) \
+            and not any(isinstance(e, _DATA_ELEMENTS) for e in getattr(literal, "elts", ())):
         return False  # `torch.tensor([a, b])`: TCL107 asks whether every element is a tensor
     return True
 
