@@ -11,7 +11,7 @@ from ..diagnostics import Applicability
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import Kind
+from ..semantic import Kind
 
 # In-place tensor methods that do not write values.
 _HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad", "detach_"})
