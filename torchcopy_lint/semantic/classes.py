@@ -117,6 +117,9 @@ class Classes:
             return Value(Kind.OPTIMIZER)
         if q == "argparse.Namespace":
             return Value(Kind.RECORD, q)
+        cls = self.class_of_expr(ann) if q is None or q.startswith("torch.nn.") else None
+        if cls is not None and cls.kind is Kind.MODULE:
+            return cls
         name = dotted_name(ann)
         if name is None:
             return UNKNOWN

@@ -197,10 +197,10 @@ class Evaluator:
                     return TENSOR
                 if method in ("split", "chunk", "unbind") and _tensor(self.value(func.value, depth + 1)):
                     return TENSOR
-                if method in ("values", "keys"):
+                if method == "values":
                     owner = self.value(func.value, depth + 1)
                     if owner is not None and owner.kind is Kind.MAPPING:
-                        return known(owner.item) if method == "values" else NOT_TENSOR
+                        return known(owner.item)
             q = self.imports.qualified_name(func)
             if q in ("torch.split", "torch.chunk", "torch.unbind"):
                 return TENSOR
@@ -222,9 +222,7 @@ class Evaluator:
         whole = self.value(iterable, depth + 1)
         if whole is not None and (whole.kind.is_tensor or whole.kind is Kind.TENSOR_LIST):
             return TENSOR
-        if whole is not None and whole.kind is Kind.MAPPING:
-            return NOT_TENSOR  # its keys
-        return UNKNOWN
+        return UNKNOWN  # the keys of a mapping can be tensors too
 
     def tuple_items(self, iterable: cst.BaseExpression, depth: int
                     ) -> Optional[List[Tuple[Optional[Value], Optional[cst.BaseExpression]]]]:
@@ -299,6 +297,8 @@ class Evaluator:
             return TENSOR
         if base.kind is Kind.MODULE and attr in v.PARAMETER_ATTRIBUTES:
             return PARAMETER
+        if base.kind is Kind.MODULE and attr in ("running_mean", "running_var"):
+            return TENSOR  # batch-norm buffers
         if base.kind in (Kind.MODULE, Kind.RECORD) and base.cls is not None:
             return self.model.classes.attribute_of_class(base.cls, attr, depth)
         return UNKNOWN
