@@ -23,7 +23,7 @@ from libcst.metadata import CodePosition, CodeRange
 from . import codes
 from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
 from .imports import ImportMap
-from .inference import Inference, Kind
+from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
 from .noqa import is_suppressed
 from .prune import prune as prune_source
 from .walk import child_fields
@@ -57,13 +57,31 @@ class FileContext:
 
     module: cst.Module
     imports: ImportMap
-    inference: Inference
+    semantic: SemanticModel
     stack: List[cst.CSTNode] = field(default_factory=list)
     violations: List[Violation] = field(default_factory=list)
+    path: Optional[str] = None
+    project: Optional[object] = None  # semantic.project.ProjectIndex, when the file is in a project
 
     def kind_of(self, expr: cst.BaseExpression) -> Kind:
-        """Kind of ``expr``, a descendant of the node being visited."""
-        return self.inference.kind_of(expr, self.stack)
+        """Kind of ``expr`` (a descendant of the node being visited): TENSOR, MODULE, NOT_TENSOR, UNKNOWN."""
+        return self.semantic.kind_of(expr, self.stack)
+
+    def value_of(self, expr: cst.BaseExpression) -> Value:
+        """The fine-grained value of ``expr``: kind (parameter, record, mapping, ...), class, items."""
+        return self.semantic.value_of(expr, self.stack)
+
+    def read(self, node: cst.CSTNode) -> Optional[Read]:
+        """The read record of a Name or attribute chain below the visited node."""
+        return self.semantic.read_of(node, self.stack)
+
+    def reaching(self, node: cst.CSTNode) -> List[Binding]:
+        """The bindings that can reach the read ``node``."""
+        return self.semantic.reaching(node, self.stack)
+
+    def loop(self) -> Optional[Loop]:
+        """The innermost loop around the visited node, in its function."""
+        return self.semantic.loop_of(self.stack)
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(expr)
@@ -159,7 +177,7 @@ def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], D
 def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]]) -> List[Violation]:
     """Walk ``module`` once, dispatching each node to every rule that visits its type."""
     imports = ImportMap(module)
-    context = FileContext(module, imports, Inference(module, imports))
+    context = FileContext(module, imports, SemanticModel(module, imports))
     rules = [rule_type(context) for rule_type in rule_types]
     visit, leave = _handler_tables(rules)
     stack = context.stack

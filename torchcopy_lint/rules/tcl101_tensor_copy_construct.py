@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..codes import KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
-from ..inference import Kind
+from ..semantic import Kind
 from ._build import keyword, keyword_values, method
 
 

@@ -10,7 +10,7 @@ from ..diagnostics import Applicability
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import Kind
+from ..semantic import Kind
 from ._build import keyword, keyword_values, method
 
 

@@ -9,7 +9,9 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import MODULE_ONLY_METHODS, Kind, binds
+from ..semantic import Kind
+from ..semantic.vocabulary import MODULE_ONLY_METHODS
+from ..semantic.syntax import binds
 from ..walk import descendants
 
 _TRAINING_CALLS = frozenset({"backward", "step"})
