@@ -9,7 +9,7 @@ import libcst as cst
 from ..codes import KIND_EVIDENCE, TENSOR_ALIAS, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
-from ..inference import Kind
+from ..semantic import Kind
 from ..walk import descendants_with_paths
 from ._build import keyword_values, method, strip_trailing_comma
 
@@ -96,7 +96,7 @@ class TensorOfTensors(Rule):
             statement = path[-1] if isinstance(path[-1], cst.AnnAssign) else path[-2]
             if use == "binding" and self._binds_tensor_display(statement):
                 bindings += 1
-            elif use == "append" and self.context.inference.kind_of(path[-2].args[0].value, path[:-1]) is Kind.TENSOR:
+            elif use == "append" and self.context.semantic.kind_of(path[-2].args[0].value, path[:-1]) is Kind.TENSOR:
                 continue
             elif use != "len":
                 return False

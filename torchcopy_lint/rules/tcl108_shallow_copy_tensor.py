@@ -7,7 +7,7 @@ import libcst as cst
 from ..codes import COPY_ALIAS, KIND_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
-from ..inference import Kind
+from ..semantic import Kind
 from ._build import method
 
 
