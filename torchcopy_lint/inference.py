@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from .imports import ImportMap, dotted_name
+from .semantic.project import ProjectIndex
 from .walk import block_paths, blocks, descendants
 
 
@@ -165,9 +166,10 @@ def _block_statements(block: cst.BaseSuite) -> Sequence[cst.CSTNode]:
 class Inference:
     """Answers ``kind_of(expr, stack)`` for one parsed module."""
 
-    def __init__(self, module: cst.Module, imports: ImportMap) -> None:
+    def __init__(self, module: cst.Module, imports: ImportMap, project: Optional["ProjectIndex"] = None) -> None:
         self.module = module
         self.imports = imports
+        self.project = project  # the file's project index: facts of the other modules
         self._classes: Optional[Dict[str, cst.ClassDef]] = None
         self._functions: Optional[Dict[str, cst.FunctionDef]] = None
         self._self_attr_cache: Dict[Tuple[int, str], Kind] = {}
