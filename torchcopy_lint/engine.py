@@ -162,8 +162,8 @@ def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], D
 def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = "",
               project: Optional[ProjectIndex] = None) -> List[Violation]:
     """Walk ``module`` once, dispatching each node to every rule that visits its type."""
-    imports = ImportMap(module)
     project = project if project is not None else ProjectIndex()
+    imports = ImportMap(module, project.absolute_import)
     context = FileContext(module, imports, Inference(module, imports, project), path=path, project=project)
     rules = [rule_type(context) for rule_type in rule_types]
     visit, leave = _handler_tables(rules)

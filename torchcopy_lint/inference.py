@@ -130,6 +130,10 @@ LIGHTNING_MODULES = frozenset(
 )
 
 _MAX_DEPTH = 12
+_PROJECT_KINDS = {"module": Kind.MODULE, "tensor": Kind.TENSOR, "parameter": Kind.TENSOR, "not-tensor": Kind.NOT_TENSOR,
+                  "record": Kind.NOT_TENSOR, "mapping": Kind.NOT_TENSOR, "number": Kind.NOT_TENSOR,
+                  "optimizer": Kind.NOT_TENSOR}
+"""Project index answers (semantic/project.py) as this inference's kinds."""
 _Effect = Optional[Tuple[Kind, bool]]  # (kind after the statement, whether every path binds it)
 
 
@@ -307,6 +311,8 @@ class Inference:
         q = self.qualified(func)
         if q is not None:
             kind = self._qualified_call_kind(q, e)
+            if kind is None and self.project is not None:
+                kind = self._project_call_kind(q, e, stack, depth)
             if kind is not None:
                 return kind
         if isinstance(func, cst.Name):
@@ -362,6 +368,25 @@ class Inference:
         if q.startswith("torch.nn.") and last[:1].isupper() and last not in ("Parameter", "Buffer"):
             return Kind.MODULE
         return None
+
+    def _project_call_kind(self, q: str, call: cst.Call, stack: List[cst.CSTNode], depth: int) -> Optional[Kind]:
+        """A call of a class or function defined in another module of the project (the project index)."""
+        project = self.project
+        assert project is not None
+        class_kind = project.module_class_kind(q)
+        if class_kind is not None:
+            return _PROJECT_KINDS.get(class_kind)
+        returned = project.function_return(q)
+        if returned is None:
+            return None
+        if returned.startswith("arg:"):
+            index, _, path = returned[4:].partition(".")
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            if not index.isdigit() or int(index) >= len(positional) or path not in ("", "module"):
+                return None
+            kind = self._expr(positional[int(index)].value, stack, depth + 1)
+            return kind if kind is Kind.MODULE or (not path and kind is not Kind.UNKNOWN) else None
+        return _PROJECT_KINDS.get(returned)
 
     def _returns(self, fn: cst.FunctionDef, path: List[cst.CSTNode], depth: int) -> Kind:
         """The kind the return annotation of ``fn`` promises, unless its own ``return`` statements
