@@ -201,6 +201,10 @@ class FlowPass(ExpressionWalker):
         bound = self.model.bound_keys(stmt.body)
         if isinstance(stmt, cst.For):
             bound = bound | target_keys(stmt.target)
+        for key in bound:  # chains bound in the body are forgotten when their head is rebound
+            for i, ch in enumerate(key):
+                if ch == ".":
+                    scope.dotted.setdefault(key[:i], set()).add(key)
         head = state.child()
         phis: Dict[str, Binding] = {}
         for key in bound:
