@@ -39,6 +39,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL107": (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + TENSOR_ALIAS,),
     # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
     "TCL108": (r"\bcopy\s*\.\s*copy\s*\(|" + COPY_ALIAS,),
+    # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
+    "TCL109": (r"\bstate_dict\s*\(", r"\b(?:backward|step)\s*\("),
     # a `.backward(` call, and an accumulation: `+=`, `.append(` or `name + name`.
     "TCL110": (r"\.\s*backward\s*\(", r"\+=|\bappend\s*\(|\w\s*\+\s*\w"),
 }

@@ -13,6 +13,7 @@ from .tcl105_deepcopy_live_module import DeepcopyLiveModule
 from .tcl106_empty_like_copy import EmptyLikeCopy
 from .tcl107_tensor_of_tensors import TensorOfTensors
 from .tcl108_shallow_copy_tensor import ShallowCopyTensor
+from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
 
 ALL_RULES: List[Type[Rule]] = [
@@ -24,6 +25,7 @@ ALL_RULES: List[Type[Rule]] = [
     EmptyLikeCopy,
     TensorOfTensors,
     ShallowCopyTensor,
+    LiveStateDict,
     AccumulatedGraph,
 ]
 

@@ -224,15 +224,15 @@ def _tcl101_list_of_tensors(device: str) -> None:
 
     a = torch.tensor(1.0, device=device, requires_grad=True)
     with recorded_warnings() as records:
-        stacked = torch.tensor([a * 2, a * 3], device=device)
-        torch.tensor([a * 2, a * 3], device=device)
+        stacked = torch.tensor([a * 2, a * 3], device=device)  # noqa: TCL107
+        torch.tensor([a * 2, a * 3], device=device)  # noqa: TCL107
     assert not stacked.requires_grad and stacked.grad_fn is None, "graph was kept"
     assert not copy_construct_warnings(records), "copy-construct warning emitted for a list"
     hints = [r for r in records if "requires_grad=True to a scalar" in str(r.message)]
     assert len(hints) <= 1, f"the hint was shown {len(hints)} times in two calls"
     assert torch.stack([a * 2, a * 3]).grad_fn is not None, "torch.stack lost the graph"
     try:
-        torch.tensor([torch.ones(2, device=device), torch.ones(2, device=device)])
+        torch.tensor([torch.ones(2, device=device), torch.ones(2, device=device)])  # noqa: TCL107
     except ValueError:
         pass
     else:
@@ -247,7 +247,8 @@ def _tcl101_speed(device: str) -> None:
     import torch
 
     t = timing_input()
-    assert_not_slower(lambda: torch.tensor(t), lambda: t.detach().clone(), "torch.tensor(t) / t.detach().clone()")
+    assert_not_slower(lambda: torch.tensor(t), lambda: t.detach().clone(),  # noqa: TCL101
+                      "torch.tensor(t) / t.detach().clone()")
 
 
 @claim("TCL101-overhead", "TCL101",

@@ -149,4 +149,4 @@ def _tcl102_lists_no_warning(device: str) -> None:
        devices=("cpu",), tags={"myth", "timing"})
 def _tcl102_speed(device: str) -> None:
     t = timing_input()
-    assert_not_slower(lambda: t.new_tensor(t), lambda: t.detach().to(t, copy=True), "new_tensor / fix")
+    assert_not_slower(lambda: t.new_tensor(t), lambda: t.detach().to(t, copy=True), "new_tensor / fix")  # noqa: TCL102

@@ -100,7 +100,7 @@ def _tcl105_drops_grad(device: str) -> None:
        tags={"hazard", "fix"})
 def _tcl105_state_dict_is_live(device: str) -> None:
     model, optimizer = _trained_linear(device)
-    aliased = model.state_dict()
+    aliased = model.state_dict()  # noqa: TCL109
     snapshot = {k: v.detach().clone() for k, v in model.state_dict().items()}
     before = {k: v.clone() for k, v in snapshot.items()}
     model(aliased["weight"].new_ones(4, 3)).sum().backward()
