@@ -58,7 +58,7 @@ def test_other_formats(tmp_path, cli, fmt):
     assert result.returncode == 1
     text = result.stdout.decode()
     if fmt == "github":
-        assert text.startswith(f"::error title=torchcopy-lint (TCL103),file={path},line=3,col=5")
+        assert text.startswith(f"::warning title=torchcopy-lint (TCL103),file={path},line=3,col=5")
     else:
         sarif = json.loads(text)
         assert sarif["runs"][0]["results"][0]["ruleId"] == "TCL103"

@@ -28,6 +28,20 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
 
 RULE_CODES = tuple(TRIGGERS)
 
+# Codes a file gets when it could not be linted (not rules: selection never disables them).
+# name, one-line description
+META_CODES: Dict[str, Tuple[str, str]] = {
+    "TCL001": ("syntax-error", "The file does not parse (or cannot be decoded), so no rule could examine it."),
+    "TCL002": ("unreadable-file", "The file could not be read (permissions, a dangling link, an I/O error)."),
+}
+
+ALL_CODES = tuple(META_CODES) + RULE_CODES
+
+
+def severity(code: str) -> str:
+    """One severity for every output format: a file that could not be linted is an error, a finding a warning."""
+    return "error" if code in META_CODES else "warning"
+
 
 @lru_cache(maxsize=None)
 def _compiled(code: str, as_bytes: bool):
