@@ -8,6 +8,7 @@ the characters of a string). Importing this module costs no more than ``re``.
 
 from __future__ import annotations
 
+import datetime
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -22,7 +23,8 @@ class ConfigError(Exception):
 def describe(value: Any) -> str:
     """A TOML-flavoured description of what was found, for error messages."""
     kinds = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
-             (list, "an array"), (dict, "a table"))
+             (list, "an array"), (dict, "a table"), (datetime.datetime, "a date-time"), (datetime.date, "a date"),
+             (datetime.time, "a time"))
     kind = next((name for typ, name in kinds if isinstance(value, typ)), type(value).__name__)
     try:
         shown = json.dumps(value, default=str) if not isinstance(value, bool) else str(value).lower()
