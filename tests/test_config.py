@@ -157,7 +157,7 @@ def test_config_on_old_python(version, tmp_path, request):
     run = lambda: subprocess.run([python, "-m", "torchcopy_lint", "--no-cache", "a.py"],  # noqa: E731
                                  capture_output=True, cwd=tmp_path, env=env)
     probe = subprocess.run([python, "-c", "import sys, torchcopy_lint.config as c; "
-                            "print(sys.version_info[:2], c.tomllib.__name__)"],
+                            "print(sys.version_info[:2], c._toml_module().__name__)"],
                            capture_output=True, text=True, env=env)
     assert probe.stdout.split(")")[-1].strip() == "tomli", probe.stdout + probe.stderr
     result = run()

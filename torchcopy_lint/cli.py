@@ -9,7 +9,6 @@ trigger text occurs is answered without importing LibCST (runner.py).
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
@@ -197,6 +196,8 @@ def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> in
 
 def explain(argv: Sequence[str]) -> int:
     """``torchcopy-lint rule CODE`` (or ``--all``): what a rule flags and why."""
+    import inspect
+
     from .rule_docs import doc_page
     from .rules import ALL_RULES, RULES_BY_CODE
 

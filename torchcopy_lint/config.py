@@ -18,14 +18,6 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 from .codes import RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
 
-try:  # Python 3.11+
-    import tomllib
-except ImportError:  # pragma: no cover - Python < 3.11 (tomli is a dependency there)
-    try:
-        import tomli as tomllib  # type: ignore[no-redef]
-    except ImportError:
-        tomllib = None  # type: ignore[assignment]
-
 __all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Selection", "Settings", "find_pyproject", "load_settings",
            "settings_for", "split_selectors"]
 
@@ -161,6 +153,21 @@ def _find_pyproject_from(directory: str) -> Optional[str]:
     return None if parent == directory else _find_pyproject_from(parent)
 
 
+def _toml_module():
+    """tomllib (3.11+) or tomli, imported only when a pyproject.toml is read; None if neither is there."""
+    try:
+        import tomllib
+
+        return tomllib
+    except ImportError:  # pragma: no cover - Python < 3.11 (tomli is a dependency there)
+        try:
+            import tomli
+
+            return tomli
+        except ImportError:
+            return None
+
+
 def load_settings(pyproject: Optional[str]) -> Settings:
     """Settings from ``[tool.torchcopy-lint]`` (defaults when absent). Raises ConfigError."""
     settings = Settings()
@@ -171,6 +178,7 @@ def load_settings(pyproject: Optional[str]) -> Settings:
             raw = handle.read()
     except OSError as error:
         raise ConfigError(f"{pyproject}: cannot read configuration: {error.strerror or error}") from None
+    tomllib = _toml_module()
     if tomllib is None:  # pragma: no cover - only without the declared tomli dependency
         if b"torchcopy-lint" not in raw:
             return settings

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -266,6 +264,9 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             results.append(process(job))
             bar.advance()
     else:
+        import multiprocessing  # only here: a run that needs no pool does not pay for these imports
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
         context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
