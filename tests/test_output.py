@@ -112,6 +112,12 @@ def test_one_severity_in_every_format(tmp_path, cli):
     assert {d["severity"] for d in as_json} == {"error", "warning"}
 
 
+def test_every_meta_code_has_a_name():
+    from torchcopy_lint.codes import META_NAMES
+
+    assert set(META_CODES) <= set(META_NAMES)
+
+
 def test_rule_names_from_docs_match_the_rules():
     from torchcopy_lint.rules import ALL_RULES
 

@@ -28,11 +28,20 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
 
 RULE_CODES = tuple(TRIGGERS)
 
-# Codes a file gets when it could not be linted (not rules: selection never disables them).
-# name, one-line description
-META_CODES: Dict[str, Tuple[str, str]] = {
-    "TCL001": ("syntax-error", "The file does not parse (or cannot be decoded), so no rule could examine it."),
-    "TCL002": ("unreadable-file", "The file could not be read (permissions, a dangling link, an I/O error)."),
+# Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
+SYNTAX_ERROR_CODE = "TCL001"
+READ_ERROR_CODE = "TCL002"
+META_CODES: Dict[str, str] = {
+    SYNTAX_ERROR_CODE: "syntax error, or a file that cannot be decoded or is nested too deeply to parse",
+    READ_ERROR_CODE: "file cannot be read",
+}
+
+# Names of the meta codes, as rules have (SARIF's rule names, --statistics).
+META_NAMES: Dict[str, str] = {
+    "TCL001": "syntax-error",
+    "TCL002": "unreadable-file",
+    "TCL003": "failed-to-lint",
+    "TCL004": "file-timeout",
 }
 
 ALL_CODES = tuple(META_CODES) + RULE_CODES

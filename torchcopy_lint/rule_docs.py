@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Optional
 
-from .codes import META_CODES
+from .codes import META_CODES, META_NAMES
 
 _TITLE = re.compile(r"^#\s+([a-z0-9-]+)\s+\((TCL\d+)\)", re.MULTILINE)
 
@@ -32,7 +32,7 @@ def doc_page(code: str) -> Optional[str]:
 def rule_name(code: str) -> str:
     """``clone-then-detach`` for TCL103: from the code table, the docs page's title, or the rule class."""
     if code in META_CODES:
-        return META_CODES[code][0]
+        return META_NAMES.get(code, code.lower())
     page = doc_page(code)
     match = _TITLE.search(page or "")
     if match and match.group(2) == code:

@@ -26,7 +26,7 @@ SRCROOT = "%SRCROOT%"
 
 def _description(code: str) -> str:
     if code in META_CODES:
-        return META_CODES[code][1]
+        return META_CODES[code][:1].upper() + META_CODES[code][1:] + "."
     from .rules import RULES_BY_CODE
 
     rule = RULES_BY_CODE.get(code)
