@@ -144,7 +144,8 @@ def _old_python(version: str) -> str:
 def test_config_on_old_python(version, tmp_path, request):
     """requires-python says >=3.9: there tomllib is missing and tomli must read the config."""
     python = _old_python(version)
-    site = Path(request.config.cache.mkdir(f"site-py{version}"))  # reused between runs
+    cache = getattr(request.config, "cache", None)  # reused between runs (absent with -p no:cacheprovider)
+    site = Path(cache.mkdir(f"site-py{version}")) if cache is not None else tmp_path / "site"
     if not (site / "tomli").is_dir() or not (site / "libcst").is_dir():
         install = subprocess.run(
             [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-warn-script-location",
@@ -167,3 +168,13 @@ def test_config_on_old_python(version, tmp_path, request):
     broken = run()
     assert broken.returncode == 2 and b"ignore: expected an array of rule selectors" in broken.stderr
     assert b"Traceback" not in broken.stderr
+
+
+def test_stdin_reads_the_config_of_its_stdin_filename(tmp_path, cli):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text('[tool.torchcopy-lint]\nignore = ["TCL103"]\n')
+    args = ("--no-cache", "-q", "--stdin-filename")
+    inside = cli(*args, "sub/x.py", "-", cwd=tmp_path, input_bytes=HAZARD)
+    outside = cli(*args, "x.py", "-", cwd=tmp_path, input_bytes=HAZARD)
+    assert [line.split()[1] for line in inside.stdout.decode().splitlines()] == ["TCL101"]
+    assert [line.split()[1] for line in outside.stdout.decode().splitlines()] == ["TCL101", "TCL103"]
