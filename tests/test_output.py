@@ -12,7 +12,7 @@ from _support import ROOT
 from torchcopy_lint.codes import ALL_CODES, META_CODES, RULE_CODES, severity
 from torchcopy_lint.diagnostics import Diagnostic
 from torchcopy_lint.output import escape_data, escape_property, format_github
-from torchcopy_lint.rule_docs import rule_name
+from torchcopy_lint.ruledocs import code_name
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
 
@@ -121,4 +121,4 @@ def test_every_meta_code_has_a_name():
 def test_rule_names_from_docs_match_the_rules():
     from torchcopy_lint.rules import ALL_RULES
 
-    assert [rule_name(r.code) for r in ALL_RULES] == [r.name for r in ALL_RULES]
+    assert [code_name(r.code) for r in ALL_RULES] == [r.name for r in ALL_RULES]

@@ -198,7 +198,7 @@ def explain(argv: Sequence[str]) -> int:
     """``torchcopy-lint rule CODE`` (or ``--all``): what a rule flags and why."""
     import inspect
 
-    from .rule_docs import doc_page
+    from .ruledocs import doc_page
     from .rules import ALL_RULES, RULES_BY_CODE
 
     parser = argparse.ArgumentParser(prog="torchcopy-lint rule", description="Explain a rule.")

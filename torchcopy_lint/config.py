@@ -80,7 +80,7 @@ class Settings:
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
     force_exclude: bool = False
-    file_timeout: Optional[float] = None  # seconds per file; None: no budget
+    file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
     project_root: Optional[str] = None
     config_path: Optional[str] = None  # the pyproject.toml read, if any
 

@@ -93,8 +93,8 @@ def _boolean(value: Any) -> bool:
 
 
 def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise _Mismatch(f"expected a positive number of seconds, found {describe(value)}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        raise _Mismatch(f"expected a number of seconds >= 0 (0: no limit), found {describe(value)}")
     return float(value)
 
 
@@ -133,7 +133,7 @@ OPTIONS: Tuple[Option, ...] = (
     Option("extend-exclude", "extend_exclude", _patterns, "patterns to skip on top of `exclude`"),
     Option("force-exclude", "force_exclude", _boolean,
            "apply the exclusions to paths given on the command line too (as pre-commit passes them)"),
-    Option("file-timeout", "file_timeout", _seconds, "time budget per file, in seconds"),
+    Option("file-timeout", "file_timeout", _seconds, "time budget per file in seconds (TCL004 over it; 0: no limit)"),
 )
 OPTIONS_BY_KEY: Dict[str, Option] = {option.key: option for option in OPTIONS}
 

@@ -66,19 +66,19 @@ FORMATTERS: Dict[str, Callable[..., str]] = {
 
 def statistics(diagnostics: Sequence[Diagnostic], unsafe: bool, output_format: str) -> str:
     """``--statistics``: one row per code, most frequent first (ruff's layout; JSON for json)."""
-    from .rule_docs import rule_name
+    from .ruledocs import code_name
 
     rows: Dict[str, List[Diagnostic]] = {}
     for d in diagnostics:
         rows.setdefault(d.code, []).append(d)
     ordered = sorted(rows.items(), key=lambda item: (-len(item[1]), item[0]))
     if output_format == "json":
-        return json.dumps([{"code": code, "name": rule_name(code), "count": len(items),
+        return json.dumps([{"code": code, "name": code_name(code), "count": len(items),
                             "fixable": any(fixable(d, unsafe) for d in items)}
                            for code, items in ordered], indent=2) + "\n"
     width = max((len(str(len(items))) for _, items in ordered), default=1)
     lines = []
     for code, items in ordered:
         marker = "[*] " if any(fixable(d, unsafe) for d in items) else "    "
-        lines.append(f"{len(items):>{width}}\t{code}\t{marker}{rule_name(code)}")
+        lines.append(f"{len(items):>{width}}\t{code}\t{marker}{code_name(code)}")
     return "".join(line + "\n" for line in lines)

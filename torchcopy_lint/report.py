@@ -47,7 +47,7 @@ def print_summary(report, mode: str, unsafe: bool, *, show_fixes: bool, no_files
 
 
 def _print_fixed(report, err) -> None:
-    from .rule_docs import rule_name
+    from .ruledocs import code_name
 
     fixed = [f for f in report.files if f.fixed_codes]
     if not fixed:
@@ -58,7 +58,7 @@ def _print_fixed(report, err) -> None:
     for f in fixed:
         print(f"- {f.path}:", file=err)
         for code, count in f.fixed_codes.items():
-            print(f"    {count} \u00d7 {code} ({rule_name(code)})", file=err)
+            print(f"    {count} \u00d7 {code} ({code_name(code)})", file=err)
 
 
 def add_noqa_directives(diagnostics: Sequence[Diagnostic], quiet: bool = False) -> bool:

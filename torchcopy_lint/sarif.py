@@ -18,7 +18,7 @@ from urllib.parse import quote
 from . import __version__
 from .codes import ALL_CODES, META_CODES, severity
 from .diagnostics import Diagnostic
-from .rule_docs import doc_page, rule_name
+from .ruledocs import code_name, doc_page
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -35,10 +35,10 @@ def _description(code: str) -> str:
 
 def rule_descriptor(code: str) -> Dict[str, Any]:
     text = _description(code)
-    page = doc_page(code) or f"# {rule_name(code)} ({code})\n\n{text}\n"
+    page = doc_page(code) or f"# {code_name(code)} ({code})\n\n{text}\n"
     return {
         "id": code,
-        "name": rule_name(code),
+        "name": code_name(code),
         "shortDescription": {"text": text},
         "help": {"text": page, "markdown": page},
         "defaultConfiguration": {"level": severity(code)},
