@@ -90,6 +90,8 @@ def test_output_file(tmp_path, cli):
     result = cli("--isolated", "--no-cache", "--output-format", "json", "--output-file", str(out), str(path))
     assert result.returncode == 1 and result.stdout == b""
     assert [d["code"] for d in json.loads(out.read_text())] == ["TCL103"]
+    blocked = cli("--isolated", "--no-cache", "--output-file", str(path / "x.txt"), str(path))
+    assert blocked.returncode == 2 and b"cannot write" in blocked.stderr and b"Traceback" not in blocked.stderr
 
 
 def test_add_noqa(tmp_path, cli):

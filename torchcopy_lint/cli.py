@@ -142,7 +142,12 @@ def check(argv: Sequence[str]) -> int:
         sys.stdout.buffer.flush()
     diagnostics = report.diagnostics
     if not (stdin is not None and mode == "fix") and mode != "diff":
-        _write_output(args, diagnostics)
+        try:
+            _write_output(args, diagnostics)
+        except OSError as error:
+            print(f"torchcopy-lint: error: {args.output_file}: cannot write: {error.strerror or error}",
+                  file=sys.stderr)
+            return 2
     if not args.quiet:
         from .report import print_summary
 
