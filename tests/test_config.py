@@ -180,3 +180,49 @@ def test_stdin_reads_the_config_of_its_stdin_filename(tmp_path, cli):
     outside = cli(*args, "x.py", "-", cwd=tmp_path, input_bytes=HAZARD)
     assert [line.split()[1] for line in inside.stdout.decode().splitlines()] == ["TCL101"]
     assert sorted(line.split()[1] for line in outside.stdout.decode().splitlines()) == ["TCL101", "TCL103"]
+
+
+def _nested_tree(tmp_path: Path) -> Path:
+    files = {
+        "pyproject.toml": '[tool.torchcopy-lint]\nignore = ["TCL101"]\n',
+        "sub/pyproject.toml": '[project]\nname = "sub"\n',  # no table: the root's config applies
+        "other/pyproject.toml": '[tool.torchcopy-lint]\nignore = ["TCL103"]\nextend-exclude = ["skip"]\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    for name in ("a.py", "sub/b.py", "other/c.py", "other/skip/d.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(HAZARD)
+    return tmp_path
+
+
+def _sites(result) -> list:
+    return sorted((line.split(":")[0], line.split()[1]) for line in result.stdout.decode().splitlines())
+
+
+def test_each_file_takes_its_nearest_config(tmp_path, cli):
+    """ruff's hierarchical configuration: the nearest pyproject.toml with a [tool.torchcopy-lint] table;
+    the command line on top of each. The flake8 plugin agrees."""
+    tree = _nested_tree(tmp_path)
+    result = cli("--no-cache", "-q", ".", cwd=tree)
+    assert _sites(result) == [("./a.py", "TCL103"), ("./other/c.py", "TCL101"), ("./sub/b.py", "TCL103")]
+    flake = subprocess.run([sys.executable, "-m", "flake8", "--select", "TCL", "."], cwd=tree,
+                           capture_output=True, text=True)
+    assert sorted((line.split(":")[0], line.split()[1]) for line in flake.stdout.splitlines()) == _sites(result)
+    selected = cli("--no-cache", "-q", "--select", "TCL101", ".", cwd=tree)
+    assert _sites(selected) == [("./a.py", "TCL101"), ("./other/c.py", "TCL101"), ("./sub/b.py", "TCL101")]
+    shown = cli("--show-settings", "other/c.py", cwd=tree).stdout.decode()
+    assert f'config-file = "{tree / "other" / "pyproject.toml"}"' in shown
+    # --config names one file for everything, as in ruff.
+    pinned = cli("--no-cache", "-q", "--config", "pyproject.toml", ".", cwd=tree)
+    assert ("./other/c.py", "TCL103") in _sites(pinned) and ("./other/skip/d.py", "TCL103") in _sites(pinned)
+
+
+def test_broken_nested_config_is_a_clear_error(tmp_path, cli):
+    tree = _nested_tree(tmp_path)
+    (tree / "other" / "pyproject.toml").write_text('[tool.torchcopy-lint]\nignore = "TCL103"\n')
+    result = cli("--no-cache", ".", cwd=tree)
+    err = result.stderr.decode()
+    assert result.returncode == 2 and "Traceback" not in err
+    assert f"{tree / 'other' / 'pyproject.toml'}: [tool.torchcopy-lint] ignore: expected an array" in err

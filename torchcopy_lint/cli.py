@@ -15,7 +15,7 @@ import sys
 from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import __version__
-from .config import ConfigError, Selection, Settings, find_pyproject, load_settings, split_selectors
+from .config import ConfigError, Overrides, Selection, Settings, find_pyproject, load_settings, split_selectors
 
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 
@@ -72,23 +72,24 @@ def _split_list(values: Sequence[str]) -> tuple:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """pyproject.toml (unless --isolated), then the command line as the last layer. Raises ConfigError."""
+    """The configuration (unless --isolated), then the command line as the last layer. Raises ConfigError.
+
+    Without ``--config``, each file takes the nearest pyproject.toml with a ``[tool.torchcopy-lint]``
+    table above it (ruff's hierarchical configuration; the first path's is read up front, so that an
+    error in it stops the run before it starts).
+    """
+    overrides = Overrides(
+        Selection(split_selectors(args.select, "--select") or None,
+                  split_selectors(args.extend_select, "--extend-select"), split_selectors(args.ignore, "--ignore")),
+        _split_list(args.exclude) if args.exclude is not None else None,
+        _split_list(args.extend_exclude), args.force_exclude)
     if args.isolated:
-        settings = Settings()
-    else:
-        anchor = args.stdin_filename if args.paths == ["-"] and args.stdin_filename else (
-            args.paths[0] if args.paths and args.paths[0] != "-" else ".")
-        settings = load_settings(args.config or find_pyproject(anchor))
-    layer = Selection(split_selectors(args.select, "--select") or None,
-                      split_selectors(args.extend_select, "--extend-select"),
-                      split_selectors(args.ignore, "--ignore"))
-    if not layer.empty:
-        settings.selections.append(layer)
-    if args.exclude is not None:
-        settings.exclude = _split_list(args.exclude)
-    settings.extend_exclude += _split_list(args.extend_exclude)
-    if args.force_exclude is not None:
-        settings.force_exclude = args.force_exclude
+        return overrides.apply(Settings())
+    anchor = args.stdin_filename if args.paths == ["-"] and args.stdin_filename else (
+        args.paths[0] if args.paths and args.paths[0] != "-" else ".")
+    settings = overrides.apply(load_settings(args.config or find_pyproject(anchor)))
+    if not args.config:
+        settings.nested = overrides
     return settings
 
 
@@ -100,10 +101,14 @@ def check(argv: Sequence[str]) -> int:
     if args.add_noqa and (args.fix or args.diff or args.paths == ["-"]):
         parser.error("--add-noqa cannot be combined with --fix, --diff or stdin")
     try:
-        settings = settings_from_args(args)
-    except ConfigError as error:
+        return _lint(args)
+    except ConfigError as error:  # the first path's configuration, or a nested one met on the way
         print(f"torchcopy-lint: error: {error}", file=sys.stderr)
         return 2
+
+
+def _lint(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
     if args.show_settings:
         return show_settings(settings, args.paths[0] if args.paths != ["-"] else args.stdin_filename or "-")
 
@@ -178,6 +183,8 @@ def _write_output(args: argparse.Namespace, diagnostics) -> None:
 def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> int:
     """``--show-settings``: what a run would use for ``path``, as TOML-like lines."""
     from .codes import RULE_CODES
+
+    settings = settings.for_path(path)
 
     rows = {
         "config-file": settings.config_path,

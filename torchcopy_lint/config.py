@@ -9,6 +9,7 @@ Every front end (CLI, stdin, flake8, the server) reads settings through here.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from dataclasses import dataclass, field
@@ -18,8 +19,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 from .codes import RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
 
-__all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Selection", "Settings", "find_pyproject", "load_settings",
-           "settings_for", "split_selectors"]
+__all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
+           "load_settings", "settings_for", "split_selectors"]
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
@@ -83,6 +84,18 @@ class Settings:
     file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
     project_root: Optional[str] = None
     config_path: Optional[str] = None  # the pyproject.toml read, if any
+    # Set for a run over a tree: each path takes the nearest configuration above it, with these
+    # (command-line) overrides on top, as ruff's hierarchical configuration does.
+    nested: Optional["Overrides"] = None
+
+    def for_path(self, path: str) -> "Settings":
+        """The settings of ``path``'s own configuration (itself unless ``nested`` finds another one)."""
+        if self.nested is None:
+            return self
+        pyproject = find_pyproject(path)
+        if pyproject is None or os.path.abspath(pyproject) == self.config_path:
+            return self
+        return _nested_settings(pyproject, _mtime(pyproject), self.nested)
 
     def enabled(self, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
         enabled = frozenset(all_codes)  # the default layer: everything
@@ -92,6 +105,8 @@ class Settings:
 
     def codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
         """The codes enabled for ``path``: the layers, then ``per-file-ignores``."""
+        if self.for_path(path) is not self:
+            return self.for_path(path).codes_for(path, all_codes)
         enabled = self.enabled(all_codes)
         rel, name = self._relative(path), os.path.basename(path)
         for pattern, selectors in self.per_file_ignores.items():
@@ -107,6 +122,9 @@ class Settings:
         command line are never excluded, like ruff, unless ``force-exclude`` is on
         (see ``is_force_excluded``).
         """
+        local = self.for_path(os.path.dirname(os.path.abspath(path)))
+        if local is not self:
+            return local.is_excluded(path)
         patterns = self.exclude + self.extend_exclude
         name = os.path.basename(os.path.normpath(path))
         if any(fnmatch.fnmatch(name, pat) for pat in patterns if "/" not in pat):
@@ -120,6 +138,9 @@ class Settings:
         Only the directories below the project root are examined, so that a checkout that
         happens to live under ``build/`` is not excluded as a whole.
         """
+        local = self.for_path(path)
+        if local is not self:
+            return local.is_force_excluded(path)
         if not self.force_exclude:
             return False
         rel = self._relative(path)
@@ -139,7 +160,9 @@ class Settings:
 
 
 def find_pyproject(start: str) -> Optional[str]:
-    """The nearest pyproject.toml at or above ``start`` (a file or a directory)."""
+    """The nearest pyproject.toml at or above ``start`` (a file or a directory) that has a
+    ``[tool.torchcopy-lint]`` table (or that cannot be read or parsed, so that the error is shown),
+    as ruff looks for the nearest one with ``[tool.ruff]``."""
     directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     return _find_pyproject_from(directory)
 
@@ -147,7 +170,7 @@ def find_pyproject(start: str) -> Optional[str]:
 @lru_cache(maxsize=1024)
 def _find_pyproject_from(directory: str) -> Optional[str]:
     candidate = os.path.join(directory, "pyproject.toml")
-    if os.path.isfile(candidate):
+    if os.path.isfile(candidate) and _has_table(candidate):
         return candidate
     parent = os.path.dirname(directory)
     return None if parent == directory else _find_pyproject_from(parent)
@@ -168,20 +191,17 @@ def _toml_module():
             return None
 
 
-def load_settings(pyproject: Optional[str]) -> Settings:
-    """Settings from ``[tool.torchcopy-lint]`` (defaults when absent). Raises ConfigError."""
-    settings = Settings()
-    if pyproject is None:
-        return settings
+def _read_tool_table(pyproject: str) -> Tuple[bytes, Optional[object]]:
+    """(the file's bytes, its ``tool.torchcopy-lint`` value or None). Raises ConfigError."""
     try:
         with open(pyproject, "rb") as handle:
             raw = handle.read()
     except OSError as error:
         raise ConfigError(f"{pyproject}: cannot read configuration: {error.strerror or error}") from None
+    if b"torchcopy-lint" not in raw:
+        return raw, None
     tomllib = _toml_module()
     if tomllib is None:  # pragma: no cover - only without the declared tomli dependency
-        if b"torchcopy-lint" not in raw:
-            return settings
         raise ConfigError(f"{pyproject}: reading [tool.torchcopy-lint] on Python < 3.11 needs `tomli` "
                           "(pip install tomli)")
     try:
@@ -189,9 +209,25 @@ def load_settings(pyproject: Optional[str]) -> Settings:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: not valid TOML: {error}") from None
     tool = data.get("tool", {})
-    if not isinstance(tool, dict) or "torchcopy-lint" not in tool:
+    return raw, tool.get("torchcopy-lint") if isinstance(tool, dict) else None
+
+
+def _has_table(pyproject: str) -> bool:
+    try:
+        return _read_tool_table(pyproject)[1] is not None
+    except ConfigError:
+        return True  # chosen, so that loading it reports the problem
+
+
+def load_settings(pyproject: Optional[str]) -> Settings:
+    """Settings from ``[tool.torchcopy-lint]`` (defaults when absent). Raises ConfigError."""
+    settings = Settings()
+    if pyproject is None:
         return settings
-    values = validate_table(tool["torchcopy-lint"], pyproject)
+    _, table = _read_tool_table(pyproject)
+    if table is None:
+        return settings
+    values = validate_table(table, pyproject)
     settings.project_root = os.path.dirname(os.path.abspath(pyproject))
     settings.config_path = os.path.abspath(pyproject)
     selection = Selection(values.pop("select", None), values.pop("extend_select", ()), values.pop("ignore", ()))
@@ -202,17 +238,46 @@ def load_settings(pyproject: Optional[str]) -> Settings:
     return settings
 
 
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line puts on top of a configuration file."""
+
+    selection: Selection = Selection()
+    exclude: Optional[Tuple[str, ...]] = None
+    extend_exclude: Tuple[str, ...] = ()
+    force_exclude: Optional[bool] = None
+
+    def apply(self, settings: Settings) -> Settings:
+        out = dataclasses.replace(settings, selections=list(settings.selections), nested=None)
+        if not self.selection.empty:
+            out.selections.append(self.selection)
+        if self.exclude is not None:
+            out.exclude = self.exclude
+        out.extend_exclude = out.extend_exclude + self.extend_exclude
+        if self.force_exclude is not None:
+            out.force_exclude = self.force_exclude
+        return out
+
+
+def _mtime(path: Optional[str]) -> int:
+    try:
+        return os.stat(path).st_mtime_ns if path else 0
+    except OSError:
+        return 0
+
+
 @lru_cache(maxsize=256)
 def _cached_settings(pyproject: Optional[str], mtime_ns: int) -> Settings:
     return load_settings(pyproject)
+
+
+@lru_cache(maxsize=256)
+def _nested_settings(pyproject: str, mtime_ns: int, overrides: Overrides) -> Settings:
+    return overrides.apply(load_settings(pyproject))
 
 
 def settings_for(path: str) -> Settings:
     """The settings that apply to ``path`` (nearest pyproject.toml), cached per directory and file
     modification time: for front ends that see one file at a time (flake8, the server)."""
     pyproject = find_pyproject(path)
-    try:
-        mtime = os.stat(pyproject).st_mtime_ns if pyproject else 0
-    except OSError:
-        mtime = 0
-    return _cached_settings(pyproject, mtime)
+    return _cached_settings(pyproject, _mtime(pyproject))
