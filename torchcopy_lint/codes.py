@@ -33,16 +33,21 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL104": (r"(?<=\.)data\s*\)*\s*(?:\.\s*\w+_\s*\(|\[|=[^=]|[-+*/@%&|^]=)|\w_\s*\([^()]*?\.data\s*[,)]",),
     # only training code is checked
     "TCL105": (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\("),
-    # `empty_like`/`zeros_like`/`ones_like` (called or imported under another name) and a `.copy_(` call.
-    "TCL106": (r"\b(?:empty|zeros|ones)_like\b", r"\.\s*copy_\s*\("),
+    # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses
+    # may come between), or one of the three imported under another name.
+    "TCL106": (r"\.\s*copy_\s*\(",
+               r"_like\s*\([^()]*\)[\s)]*(?:#[^\n]*[\s)]*)*\.\s*copy_\s*\(|\b(?:empty|zeros|ones)_like\s+as\b"),
     # `tensor(`/`as_tensor(` whose argument starts with a name (perhaps inside `[`/`(`), or an import of either.
     "TCL107": (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + TENSOR_ALIAS,),
     # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
     "TCL108": (r"\bcopy\s*\.\s*copy\s*\(|" + COPY_ALIAS,),
     # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
     "TCL109": (r"\bstate_dict\s*\(", r"\b(?:backward|step)\s*\("),
-    # a `.backward(` call, and an accumulation: `+=`, `.append(` or `name + name`.
-    "TCL110": (r"\.\s*backward\s*\(", r"\+=|\bappend\s*\(|\w\s*\+\s*\w"),
+    # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows), and an accumulation:
+    # `+=`, `.append(` or `name + name`.
+    "TCL110": (r"\.\s*backward\s*\(",
+               r"(?m)(?:^|[^\w.)\]\s])\s*\(?\s*[A-Za-z_]\w*\s*\)?\s*\.\s*backward\s*\(",
+               r"\+=|\bappend\s*\(|\w\s*\+\s*\w"),
 }
 
 RULE_CODES = tuple(TRIGGERS)
