@@ -11,6 +11,7 @@ from typing import Dict
 
 import pytest
 
+from torchcopy_lint.cache import content_digest
 from torchcopy_lint.semantic import project as project_module
 from torchcopy_lint.semantic.project import ProjectIndex, configure_summary_cache, find_root
 from torchcopy_lint.semantic.summaries import SUMMARY_FORMAT
@@ -29,13 +30,14 @@ PROJECT: Dict[str, str] = {
     "models/yolo.py": (
         "import torch\n"
         "from models.common import BaseModel\n\n\n"
-        "class Model(BaseModel):\n"
+        "class DetectionModel(BaseModel):\n"
         "    def __init__(self, cfg):\n"
         "        super().__init__()\n"
         "        self.cfg = cfg\n"
         "        self.stride = torch.zeros(3)\n\n"
         "    def fuse(self):\n"
-        "        return self\n"
+        "        return self\n\n\n"
+        "Model = DetectionModel  # an alias, as in YOLOv5\n"
     ),
     "utils/__init__.py": "",
     "utils/torch_utils.py": (
@@ -115,14 +117,29 @@ def test_classes_through_bases_in_other_modules(det: Path):
     assert index.module_class_kind("thirdparty.Thing") is None
     assert index.class_fields("models.common.Binding") == ["name", "dtype", "shape", "data", "ptr"]
     assert index.used >= {"models", "models.yolo", "models.common", "utils.torch_utils"}
+    deps = index.dependencies()
+    assert deps[str(det / "models/common.py")] == content_digest((det / "models/common.py").read_bytes())
+    assert deps[str(det / "thirdparty.py")] == ""  # probed and absent: creating it must invalidate
+
+
+def test_each_file_view_reports_its_own_dependencies(det: Path):
+    first = ProjectIndex.for_path(str(det / "train.py"))
+    assert first.module_class_kind("models.Model") == "module"
+    second = ProjectIndex.for_path(str(det / "utils/build.py"))  # same project: answers are memoised
+    assert second.module_class_kind("models.Model") == "module"
+    assert second.dependencies() == first.dependencies() and second.used == first.used
+    third = ProjectIndex.for_path(str(det / "utils/build.py"))
+    assert third.module_class_kind("models.common.Binding") == "not-tensor"
+    assert str(det / "models/yolo.py") not in third.dependencies()
 
 
 def test_resolve_follows_reexports(det: Path):
     index = ProjectIndex.for_path(str(det / "train.py"))
-    assert index.resolve("models.Model") == "models.yolo.Model"
+    assert index.resolve("models.Model") == "models.yolo.DetectionModel"
     assert index.resolve("models.common.BaseModel") == "models.common.BaseModel"
     assert index.resolve("models.common") == "models.common"  # ``from . import common``
     assert index.resolve("models.yolo.BaseModel") == "models.common.BaseModel"
+    assert index.resolve("models.yolo.Model.fuse") == "models.yolo.DetectionModel.fuse"
     assert index.resolve("models.yolo.torch") == "torch"  # an import of an external module
     assert index.resolve("models.common.nn.Module") == "torch.nn.Module"
     assert index.resolve("torch.nn.Module") is None
@@ -138,6 +155,8 @@ def test_function_returns(det: Path):
     assert index.function_return("utils.build.ema_of") == "not-tensor"  # ``import pkg.mod as m``
     assert index.function_return("models.yolo.Model.fuse") == "module"  # returns self
     assert index.function_return("utils.torch_utils.nothing") is None
+    assert index.function_return("torch.nn.SyncBatchNorm.convert_sync_batchnorm") == "module"  # external
+    assert index.function_return("copy.deepcopy") == "arg:0"
 
 
 def test_attributes_assigned_in_methods(det: Path):

@@ -28,7 +28,7 @@ from ..cache import DIRECTORY, content_digest
 from .summaries import SUMMARY_FORMAT, empty_summary, summarize
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-_MAX_FRAMES = 48
+_MAX_FRAMES = 150  # nested questions; deeper chains are answered None (and not memoised)
 _NOT_CUT = 1 << 30
 
 _summary_dir: Optional[str] = None
@@ -169,11 +169,12 @@ def absolute_target(module: str, is_package: bool, target: str) -> Optional[str]
 
 
 class _Frame:
-    __slots__ = ("deps", "modules", "cut")
+    """A question being answered: the groups of files it used so far (see ``ProjectStore``)."""
+
+    __slots__ = ("groups", "cut")
 
     def __init__(self) -> None:
-        self.deps: Dict[str, str] = {}
-        self.modules: Set[str] = set()
+        self.groups: Set[tuple] = set()
         self.cut = _NOT_CUT
 
 
@@ -183,6 +184,11 @@ class ProjectStore:
     Answers are memoised with the files they depended on; an answer computed while a
     question further out was still open (a cycle between modules, or the depth limit) is
     not memoised, so an answer never depends on which file asked first.
+
+    Dependencies are kept as a graph, not copied into every answer: a *group* is either
+    ``("locate", name)`` (the files probed to find a module) or the key of a memoised answer
+    (whose groups are its direct dependencies). A file's view flattens the groups it reached
+    once each (``ProjectIndex._collect``), so recording costs no more than the answers.
     """
 
     def __init__(self, root: str, script_dir: Optional[str]) -> None:
@@ -190,7 +196,7 @@ class ProjectStore:
         self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir)
                                      if d and d != root and os.path.isdir(d)]
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
-        self._memo: Dict[tuple, Tuple[Any, Dict[str, str], frozenset]] = {}
+        self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
         self._active: Dict[tuple, int] = {}
         self.frames: List[_Frame] = []
 
@@ -202,13 +208,16 @@ class ProjectStore:
         if found is None:
             found = self._locate(name)
             self._located[name] = found
-        module, probes = found
         if self.frames:
-            frame = self.frames[-1]
-            frame.deps.update(probes)
-            if module is not None:
-                frame.modules.add(module.name)
-        return module
+            self.frames[-1].groups.add(("locate", name))
+        return found[0]
+
+    def group(self, key: tuple) -> Tuple[Dict[str, str], Optional[str], frozenset]:
+        """(files probed, module found, groups used) of a dependency group."""
+        if key[0] == "locate":
+            module, probes = self._located[key[1]]
+            return probes, module.name if module is not None else None, frozenset()
+        return {}, None, self._memo[key][1]
 
     def _locate(self, name: str) -> Tuple[Optional[ModuleFile], Dict[str, str]]:
         probes: Dict[str, str] = {}
@@ -245,8 +254,7 @@ class ProjectStore:
         hit = self._memo.get(key)
         if hit is not None:
             if top is not None:
-                top.deps.update(hit[1])
-                top.modules.update(hit[2])
+                top.groups.add(key)
             return hit[0]
         if key in self._active or len(self.frames) > _MAX_FRAMES:
             if top is not None:
@@ -261,12 +269,15 @@ class ProjectStore:
         finally:
             self.frames.pop()
             del self._active[key]
+        memoise = frame.cut >= index
+        if memoise:
+            self._memo[key] = (answer, frozenset(frame.groups))
         if top is not None:
-            top.deps.update(frame.deps)
-            top.modules.update(frame.modules)
+            if memoise:
+                top.groups.add(key)
+            else:
+                top.groups |= frame.groups
             top.cut = min(top.cut, frame.cut)
-        if frame.cut >= index:
-            self._memo[key] = (answer, frame.deps, frozenset(frame.modules))
         return answer
 
 
@@ -283,6 +294,7 @@ class ProjectIndex:
         self.is_package = is_package
         self.used: Set[str] = set()
         self._deps: Dict[str, str] = {}
+        self._seen: Set[tuple] = set()
 
     @classmethod
     def for_path(cls, path: Optional[str]) -> "ProjectIndex":
@@ -328,8 +340,21 @@ class ProjectIndex:
             return None  # a malformed summary (a corrupt cache entry) never breaks linting
         finally:
             store.frames.pop()
-            self.used |= frame.modules
-            self._deps.update(frame.deps)
+            self._collect(store, frame.groups)
+
+    def _collect(self, store: ProjectStore, groups: Set[tuple]) -> None:
+        """Add the files and modules of ``groups`` (and the groups they used), each group once."""
+        pending = [g for g in groups if g not in self._seen]
+        while pending:
+            key = pending.pop()
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            probes, module, inner = store.group(key)
+            self._deps.update(probes)
+            if module is not None:
+                self.used.add(module)
+            pending.extend(g for g in inner if g not in self._seen)
 
     # --- the questions (semantic/project_kinds.py answers them) --------------------------------------
 

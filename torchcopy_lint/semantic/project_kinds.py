@@ -89,6 +89,9 @@ def member(store: ProjectStore, module: ModuleFile, name: str, rest: Sequence[st
             methods = summary["classes"][name]["methods"]
             return ("method", f"{qualified}.{rest[0]}", module, name, rest[0]) \
                 if len(rest) == 1 and rest[0] in methods else None
+        if binding[0] == "value" and binding[1][0] == "name":  # an alias: ``Model = DetectionModel``
+            alias = ".".join([binding[1][1], *rest])
+            return store.memoised(("alias", module.name, alias), lambda: symbol_in(Ctx(store, module), alias))
         if rest:
             return None
         return (binding[0], qualified, module, name)  # "def" or "value"
@@ -363,6 +366,9 @@ def function_alternatives(store: ProjectStore, qualified: str) -> Set[str]:
 
 
 def function_return(store: ProjectStore, qualified: str) -> Optional[str]:
+    sym = lookup(store, qualified)
+    if sym is not None and sym[0] == "external":
+        return external.call_kind(sym[1]) if sym[1] not in external.COPY_FUNCTIONS else "arg:0"
     alternatives = function_alternatives(store, qualified)
     if len(alternatives) > 1:
         alternatives.discard("none")
