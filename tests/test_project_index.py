@@ -277,3 +277,19 @@ def test_flake8_plugin_finds_the_project_from_the_path(det: Path, tmp_path: Path
          str(det / "train.py")], capture_output=True, text=True, cwd=tmp_path,
     )
     assert result.stdout.split() == ["TCL105:14"], result.stderr
+
+
+def test_refresh_forgets_after_an_edit_for_long_lived_processes(det: Path):
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.module_class_kind("models.Model") == "module"
+    assert ProjectIndex.refresh() is False  # nothing changed: answers stay memoised
+    common = det / "models/common.py"
+    common.write_text(common.read_text().replace("class BaseModel(nn.Module)", "class BaseModel"))
+    os.utime(common, ns=(1, 1))  # a different mtime even on a coarse clock
+    assert ProjectIndex.refresh() is True
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.module_class_kind("models.Model") == "not-tensor"
+    assert index.module_class_kind("thirdparty.Thing") is None
+    (det / "thirdparty.py").write_text("class Thing:\n    pass\n")  # a probed, absent module appears
+    assert ProjectIndex.refresh() is True
+    assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("thirdparty.Thing") == "not-tensor"
