@@ -293,3 +293,20 @@ def test_refresh_forgets_after_an_edit_for_long_lived_processes(det: Path):
     (det / "thirdparty.py").write_text("class Thing:\n    pass\n")  # a probed, absent module appears
     assert ProjectIndex.refresh() is True
     assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("thirdparty.Thing") == "not-tensor"
+
+
+def test_every_file_is_read_once_per_process(det: Path, monkeypatch):
+    reads = []
+    original = project_module.project_files.FileData.__init__
+
+    def counting(self, path):
+        reads.append(path)
+        original(self, path)
+
+    monkeypatch.setattr(project_module.project_files.FileData, "__init__", counting)
+    for anchor in ("train.py", "utils/build.py", "models/yolo.py", "utils/torch_utils.py"):
+        index = ProjectIndex.for_path(str(det / anchor))
+        index.module_class_kind("models.Model")
+        index.function_return("utils.build.build")
+        index.attribute_kind("utils.torch_utils.ModelEMA", "ema")
+    assert reads and len(reads) == len(set(reads))
