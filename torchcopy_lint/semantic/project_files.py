@@ -122,6 +122,13 @@ def file_data(path: str) -> FileData:
     return found
 
 
+def _well_formed(summary: Any) -> bool:
+    """Whether a summary read back from disk has the shape ``summarize`` gives (else it is rebuilt)."""
+    shape = empty_summary()
+    return isinstance(summary, dict) and summary.keys() == shape.keys() and all(
+        isinstance(summary[key], type(value)) for key, value in shape.items())
+
+
 def _cached_summary(digest: str, content: bytes) -> Dict[str, Any]:
     if _summary_dir is None:
         return summarize(content)
@@ -129,7 +136,7 @@ def _cached_summary(digest: str, content: bytes) -> Dict[str, Any]:
     try:
         with open(entry, "rb") as handle:
             summary = json.load(handle)
-        if isinstance(summary, dict) and isinstance(summary.get("classes"), dict):
+        if _well_formed(summary):
             return summary
     except (OSError, ValueError):
         pass  # absent or corrupt: rebuild
