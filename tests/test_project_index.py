@@ -58,7 +58,8 @@ PROJECT: Dict[str, str] = {
     ),
     "utils/build.py": (
         "import utils.torch_utils as tu\n"
-        "from ..models import Model\n"
+        "from models import Model\n"
+        "from .torch_utils import de_parallel\n"
         "from models.common import Binding\n\n\n"
         "def build(cfg):\n"
         "    model = Model(cfg)\n"
@@ -66,7 +67,23 @@ PROJECT: Dict[str, str] = {
         "def bindings(names):\n"
         "    return {n: Binding(n, None, None, None, 0) for n in names}\n\n\n"
         "def ema_of(model):\n"
-        "    return tu.ModelEMA(model)\n"
+        "    return tu.ModelEMA(model)\n\n\n"
+        "def unwrap(model):\n"
+        "    return de_parallel(model)\n"
+    ),
+    "models/heads/__init__.py": "",
+    "models/heads/trainer.py": (
+        "import copy\n"
+        "from ..yolo import Model\n"
+        "from ...outside import Nothing\n\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, cfg):\n"
+        "        self.model = Model(cfg)\n\n"
+        "    def fit(self, loader, opt):\n"
+        "        for x in loader:\n"
+        "            self.model(x).sum().backward()\n"
+        "            opt.step()\n"
+        "            best = copy.deepcopy(self.model)\n"
     ),
     "train.py": (
         "import copy\n"
@@ -153,6 +170,7 @@ def test_function_returns(det: Path):
     assert index.function_return("utils.build.build") == "module"  # via a local, a relative import
     assert index.function_return("utils.build.bindings") == "mapping"
     assert index.function_return("utils.build.ema_of") == "not-tensor"  # ``import pkg.mod as m``
+    assert index.function_return("utils.build.unwrap") == "arg:0"  # through de_parallel
     assert index.function_return("models.yolo.Model.fuse") == "module"  # returns self
     assert index.function_return("utils.torch_utils.nothing") is None
     assert index.function_return("torch.nn.SyncBatchNorm.convert_sync_batchnorm") == "module"  # external
@@ -166,6 +184,17 @@ def test_attributes_assigned_in_methods(det: Path):
     assert index.attribute_kind("models.Model", "stride") == "tensor"
     assert index.attribute_kind("models.Model", "cfg") is None
     assert index.attribute_kind("train.Trainer", "model") == "module"
+
+
+def test_relative_imports(det: Path):
+    index = ProjectIndex.for_path(str(det / "models/heads/trainer.py"))
+    assert index.module_name == "models.heads.trainer"
+    assert index.absolute_import("..yolo.Model") == "models.yolo.Model"
+    assert index.absolute_import(".") == "models.heads"
+    assert index.absolute_import("....too.far") is None
+    assert index.attribute_kind("models.heads.trainer.Trainer", "model") == "module"
+    package = ProjectIndex.for_path(str(det / "models/__init__.py"))
+    assert package.module_name == "models" and package.absolute_import(".yolo") == "models.yolo"
 
 
 def test_null_index_answers_none(tmp_path: Path):
@@ -239,6 +268,11 @@ def test_deepcopy_of_self_model_is_flagged_only_thanks_to_the_index(det: Path, t
     assert _codes(flagged) == [("train.py", "TCL105")]
     lone = write_tree(tmp_path / "lone", {"train.py": PROJECT["train.py"]})  # same code, no project
     assert _codes(_run("--no-cache", "--output-format", "json", str(lone / "train.py"), cwd=tmp_path)) == []
+
+
+def test_relative_import_in_a_nested_package_end_to_end(det: Path, tmp_path: Path):
+    result = _run("--no-cache", "--output-format", "json", str(det / "models/heads/trainer.py"), cwd=tmp_path)
+    assert _codes(result) == [("trainer.py", "TCL105")]
 
 
 def test_cached_result_is_recomputed_when_a_used_module_changes(det: Path, tmp_path: Path):

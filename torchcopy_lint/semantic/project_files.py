@@ -172,7 +172,8 @@ class ModuleFile:
 
 
 def absolute_target(module: str, is_package: bool, target: str) -> Optional[str]:
-    """``target`` imported by ``module`` made absolute; None when it climbs above the top package."""
+    """``target`` imported by ``module`` made absolute; None when it climbs above the project root
+    (climbing to the root itself is allowed: a root that is a package, imported from its parent)."""
     if not target.startswith("."):
         return target
     level = len(target) - len(target.lstrip("."))

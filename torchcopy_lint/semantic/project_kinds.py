@@ -121,14 +121,36 @@ def _alternatives(ctx: Ctx, fact: List[Any], path: str) -> List[tuple]:
         return [("self", path)]
     if tag == "attr" and fact[1][0] in ("arg", "self", "selfobj", "any"):
         return _alternatives(ctx, fact[1], ".".join(p for p in (fact[2], path) if p))
-    if tag == "call" and fact[2] and fact[1][0] == "name":
+    if tag == "call" and fact[1][0] == "name":
         sym = symbol_in(ctx, fact[1][1])
-        if sym is not None and sym[0] == "external" and sym[1] in external.COPY_FUNCTIONS:
+        if sym is not None and sym[0] == "external" and sym[1] in external.COPY_FUNCTIONS and fact[2]:
             return _alternatives(ctx, fact[2][0], path)  # a copy is what it copies
+        if sym is not None and sym[0] == "def":
+            passed = _passed_through(ctx, sym, fact[2], fact[3], path)
+            if passed is not None:
+                return passed
     value = evaluate(ctx, fact)
     for attr in path.split(".") if path else ():
         value = attr_of(ctx, value, attr)
     return [("v",) + value]
+
+
+def _passed_through(ctx: Ctx, sym: tuple, args: Sequence[Any], kwargs: Dict, path: str) -> Optional[List[tuple]]:
+    """``return de_parallel(model)``: a call of a function that returns its argument returns ours."""
+    raw = function_alternatives_raw(ctx.store, sym[1])
+    if not any(alt[0] == "arg" for alt in raw) or any(alt[0] == "self" for alt in raw):
+        return None
+    params = sym[2].summary["functions"][sym[3]]["params"]
+    out: List[tuple] = []
+    for alt in raw:
+        if alt[0] == "v":
+            out.append(alt)
+            continue
+        found = _argument(args, kwargs, params, alt[1])
+        if found is None:
+            return None
+        out.extend(_alternatives(ctx, found, ".".join(p for p in (alt[2], path) if p)))
+    return out
 
 
 def call_function(store: ProjectStore, qualified: str, caller: Ctx, args: Sequence[Any], kwargs: Dict,
