@@ -240,6 +240,19 @@ def test_cycles_and_unknown_bases_stay_unknown(tmp_path: Path):
     assert index.function_return("a.f") is None
 
 
+def test_star_imports_and_ambiguous_bindings(tmp_path: Path):
+    root = write_tree(tmp_path / "st", {
+        "setup.py": "",
+        "layers/__init__.py": "from .blocks import *\n",
+        "layers/blocks.py": "import torch.nn as nn\nclass Block(nn.Module):\n    pass\n",
+        "compat.py": "try:\n    from layers import Block\nexcept ImportError:\n    Block = None\n",
+    })
+    index = ProjectIndex.for_path(str(root / "compat.py"))
+    assert index.module_class_kind("layers.Block") == "module"
+    assert index.resolve("layers.Block") == "layers.blocks.Block"
+    assert index.module_class_kind("compat.Block") is None  # bound two ways: unknown
+
+
 def test_summaries_cached_on_disk_by_content(det: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     configure_summary_cache(str(cache))
