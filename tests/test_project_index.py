@@ -299,6 +299,14 @@ def test_cached_result_is_recomputed_when_a_used_module_changes(det: Path, tmp_p
     assert ("train.py", "TCL105") in _codes(_run(*args, cwd=tmp_path))
 
 
+def test_same_content_in_another_project_is_not_answered_from_the_cache(det: Path, tmp_path: Path):
+    lone = write_tree(tmp_path / "lone", {"train.py": PROJECT["train.py"]})
+    cache = ("--cache-dir", str(tmp_path / "cache"), "--output-format", "json")
+    for _ in range(2):  # cold, then warm: each file keeps its own project's answer
+        assert _codes(_run(*cache, str(det / "train.py"), cwd=tmp_path)) == [("train.py", "TCL105")]
+        assert _codes(_run(*cache, str(lone / "train.py"), cwd=tmp_path)) == []
+
+
 def test_cached_result_notices_a_new_module(tmp_path: Path):
     files = {k: v for k, v in PROJECT.items() if not k.startswith("models/")}
     root = write_tree(tmp_path / "late", files)

@@ -61,6 +61,12 @@ def cache_key(content: bytes, codes: FrozenSet[str]) -> str:
     return digest.hexdigest()
 
 
+def located_key(key: str, path: str) -> str:
+    """The key of a result that also depends on where the file is (its project)."""
+    where = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=8)
+    return f"{key}@{where.hexdigest()}"
+
+
 class ResultCache:
     def __init__(self, directory: str) -> None:
         self.directory = directory
@@ -75,6 +81,11 @@ class ResultCache:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+    def lookup(self, key: str, path: str) -> Optional[Entry]:
+        """The entry for this content: one that holds wherever the file is, else one for this path."""
+        found = self.get(key)
+        return found if found is not None else self.get(located_key(key, path))
 
     def get(self, key: str) -> Optional[Entry]:
         entry = self.entries.get(key)
@@ -91,8 +102,13 @@ class ResultCache:
         """The files (path -> digest, "" = absent) the entry's result depended on."""
         return entry["u"] if isinstance(entry, dict) else {}
 
-    def put(self, key: str, diagnostics: List[dict], uses: Optional[Dict[str, str]] = None) -> None:
-        self.new[key] = {"d": diagnostics, "u": uses} if uses else diagnostics
+    def put(self, key: str, diagnostics: List[dict], uses: Optional[Dict[str, str]] = None, path: str = "") -> None:
+        """A result that consulted other files (``uses``) holds for this path only: the same content
+        elsewhere is in another project."""
+        if uses:
+            self.new[located_key(key, path)] = {"d": diagnostics, "u": uses}
+        else:
+            self.new[key] = diagnostics
 
     def save(self) -> None:
         if not self.new:

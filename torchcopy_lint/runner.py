@@ -261,7 +261,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         except OSError:
             content = None  # the worker reports it
         key = cache_key(content, codes) if cache is not None and content is not None else ""
-        entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
         if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
             entry = None  # a module its result consulted changed
         if entry is not None:
@@ -300,7 +300,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         report.files.append(result)
         if cache is not None and result.key and not result.error and not result.fixed:
             cache.put(result.key, [{k: v for k, v in d.to_json().items() if k != "path"}
-                                   for d in result.diagnostics], uses=result.uses)
+                                   for d in result.diagnostics], uses=result.uses, path=result.path)
     if cache is not None:
         cache.save()
     report.files.sort(key=lambda f: f.path)
