@@ -1,8 +1,10 @@
 """The result cache (like ``.ruff_cache``): diagnostics keyed by file content.
 
-Key = hash(file bytes, tool version, enabled codes). An entry also records the
-other files its result depended on (the project index's modules, by digest), and
-is valid only while they are unchanged (``dependencies_current``). One JSON index per tool
+Key = hash(file bytes, tool version, enabled codes). A result that consulted the
+project index is kept under that key plus the file's path (``located_key``: the same
+content elsewhere belongs to another project), with the files it depended on (by
+digest); it is valid only while they are unchanged (``dependencies_current``, each
+file hashed once per run). One JSON index per tool
 version, loaded once per run and merged back atomically at the end, so a warm run
 costs one read plus hashing the files. Concurrent runs are safe (last writer
 wins, both writers hold valid entries); a corrupt index is ignored.
