@@ -265,7 +265,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
             entry = None  # a module its result consulted changed
         if entry is not None:
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cache.diagnostics(entry)]  # type: ignore[union-attr]
+            cached = cache.diagnostics(entry)  # type: ignore[union-attr]
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cached]
             if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                 report.files.append(FileReport(path, diagnostics))
                 continue

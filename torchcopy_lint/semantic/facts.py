@@ -123,8 +123,10 @@ class Scope:
         if isinstance(node, (ast.Dict, ast.DictComp)):
             return ["k", "mapping"]
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp,
-                             ast.Lambda, ast.JoinedStr, ast.Compare, ast.BoolOp)):
-            return ["k", "not-tensor"] if not isinstance(node, ast.BoolOp) else UNKNOWN
+                             ast.Lambda, ast.JoinedStr)):
+            return ["k", "not-tensor"]
+        if isinstance(node, ast.BoolOp):
+            return UNKNOWN
         if isinstance(node, ast.IfExp):
             return ["any", [self.fact(node.body, depth + 1), self.fact(node.orelse, depth + 1)]]
         if isinstance(node, ast.NamedExpr):
@@ -160,6 +162,12 @@ class Scope:
             return ["call", self.fact(func, depth + 1), args, kwargs]
         if isinstance(node, ast.Subscript):
             return ["sub", self.fact(node.value, depth + 1)]
+        if isinstance(node, ast.Compare):  # ``x > 0`` on a tensor is a tensor (a mask); ``in``/``is`` a bool
+            if all(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for op in node.ops):
+                return ["k", "not-tensor"]
+            return ["op"] + [self.fact(x, depth + 1) for x in [node.left, *node.comparators][:MAX_ARGS]]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ["k", "not-tensor"]
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return ["op"] + [self.fact(x, depth + 1) for x in
                              ((node.left, node.right) if isinstance(node, ast.BinOp) else (node.operand,))]

@@ -9,8 +9,9 @@ return, what is ``self.ema`` in ``ModelEMA``, where is ``pkg.Model`` defined.
 Cost: a module's file is located from its name (under the root, ``src/``, and the
 directory of a script outside any package), read once per process, summarised with
 ``ast`` (semantic/summaries.py) only when a question needs it, and the summary is
-cached on disk by content hash (semantic/project_files.py). Answers are memoised per project with the files they depended on,
-so that every file's index view can report exactly which files its answers used
+cached on disk by content hash (semantic/project_files.py). Answers are memoised per
+project with the files they depended on, so that every file's index view can report
+exactly which files its answers used
 (``used`` module names, ``dependencies()`` path -> digest): a cached lint result is
 valid only while those files are unchanged (see cache.py).
 """

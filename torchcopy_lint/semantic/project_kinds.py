@@ -290,7 +290,9 @@ def evaluate(ctx: Ctx, fact: List[Any]) -> Value:
         return ("tensor", None) if evaluate(ctx, fact[1])[0] in ("tensor", "parameter") else UNKNOWN
     if tag == "op":
         kinds = {evaluate(ctx, sub)[0] for sub in fact[1:]}
-        return ("tensor", None) if kinds & {"tensor", "parameter"} else (("number", None) if kinds == {"number"} else UNKNOWN)
+        if kinds & {"tensor", "parameter"}:
+            return ("tensor", None)
+        return ("number", None) if kinds == {"number"} else UNKNOWN
     return UNKNOWN
 
 
