@@ -177,6 +177,22 @@ def test_function_returns(det: Path):
     assert index.function_return("copy.deepcopy") == "arg:0"
 
 
+def test_returns_of_operators_and_annotations(tmp_path: Path):
+    root = write_tree(tmp_path / "ops", {"setup.cfg": "", "h.py": (
+        "from typing import List, Optional\nimport torch\n\n"
+        "def mask(x: torch.Tensor):\n    return x > 0\n\n"
+        "def same(a, b):\n    return a is b\n\n"
+        "def scaled(t: torch.Tensor):\n    return t * 2\n\n"
+        "def maybe() -> Optional[torch.Tensor]:\n    return load()\n\n"
+        "def many() -> List[torch.Tensor]:\n    return load()\n\n"
+        "def rows():\n    yield torch.zeros(1)\n"
+    )})
+    index = ProjectIndex.for_path(str(root / "h.py"))
+    returns = {name: index.function_return(f"h.{name}") for name in ("mask", "same", "scaled", "maybe", "many", "rows")}
+    assert returns == {"mask": "tensor", "same": "not-tensor", "scaled": "tensor", "maybe": "tensor",
+                       "many": "tensor-list", "rows": "not-tensor"}
+
+
 def test_attributes_assigned_in_methods(det: Path):
     index = ProjectIndex.for_path(str(det / "train.py"))
     assert index.attribute_kind("utils.torch_utils.ModelEMA", "ema") == "module"
