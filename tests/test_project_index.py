@@ -185,12 +185,18 @@ def test_returns_of_operators_and_annotations(tmp_path: Path):
         "def scaled(t: torch.Tensor):\n    return t * 2\n\n"
         "def maybe() -> Optional[torch.Tensor]:\n    return load()\n\n"
         "def many() -> List[torch.Tensor]:\n    return load()\n\n"
-        "def rows():\n    yield torch.zeros(1)\n"
+        "def rows():\n    yield torch.zeros(1)\n\n"
+        "def pair(t: torch.Tensor):\n    return t, t.clone()\n\n"
+        "x = torch.zeros(1)\n\n"
+        "def grid(n):\n    return [torch.empty(0) for _ in range(n)]\n\n"
+        "def shadowed(xs):\n    return [x for x in xs]\n"
     )})
     index = ProjectIndex.for_path(str(root / "h.py"))
-    returns = {name: index.function_return(f"h.{name}") for name in ("mask", "same", "scaled", "maybe", "many", "rows")}
+    names = ("mask", "same", "scaled", "maybe", "many", "rows", "pair", "grid", "shadowed")
+    returns = {name: index.function_return(f"h.{name}") for name in names}
     assert returns == {"mask": "tensor", "same": "not-tensor", "scaled": "tensor", "maybe": "tensor",
-                       "many": "tensor-list", "rows": "not-tensor"}
+                       "many": "tensor-list", "rows": "not-tensor", "pair": "tensor-list", "grid": "tensor-list",
+                       "shadowed": "not-tensor"}  # a list of unknown items (not the module's ``x``)
 
 
 def test_attributes_assigned_in_methods(det: Path):

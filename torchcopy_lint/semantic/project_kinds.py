@@ -288,6 +288,9 @@ def evaluate(ctx: Ctx, fact: List[Any]) -> Value:
         return _method_call(ctx, evaluate(ctx, fact[1]), fact[2], fact[3])
     if tag == "sub":
         return ("tensor", None) if evaluate(ctx, fact[1])[0] in ("tensor", "parameter") else UNKNOWN
+    if tag == "list":
+        items = {evaluate(ctx, sub)[0] for sub in fact[1]}
+        return ("tensor-list", None) if items and items <= {"tensor", "parameter"} else ("not-tensor", None)
     if tag == "op":
         kinds = {evaluate(ctx, sub)[0] for sub in fact[1:]}
         if kinds & {"tensor", "parameter"}:
