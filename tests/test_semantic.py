@@ -23,7 +23,8 @@ def _reads(module: cst.Module, name: str) -> List[Tuple[cst.Name, list]]:
 
     def walk(node, stack):
         stack = stack + [node]
-        if isinstance(node, cst.Name) and node.value == name and not isinstance(stack[-2], (cst.AssignTarget, cst.Param, cst.CompFor)):
+        binding = len(stack) > 1 and isinstance(stack[-2], (cst.AssignTarget, cst.Param, cst.CompFor))
+        if isinstance(node, cst.Name) and node.value == name and not binding:
             found.append((node, stack))
         for child in children(node):
             walk(child, stack)

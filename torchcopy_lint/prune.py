@@ -30,11 +30,12 @@ Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end 
 MIN_FILE_SIZE = 8_000  # below this, pruning does not pay for the ast parse
 LARGE_NODE = 16_000  # kept statements bigger than this are pruned inside
 # Conservative: anything that might assign a `self` attribute (what the inference reads for
-# `self.x`) keeps its method: `self.x = ...`, `self.x += ...`, `self.x: T`, `self.a, self.b = ...`.
+# `self.x`) keeps its method: `self.x = ...`, `self.x += ...`, `self.x: T`, `self.a, self.b = ...`, `self.x[k] = ...`.
 _SELF_WRITE = re.compile(
     rb"self\s*\.\s*\w+\s*(?:[-+*/@%&|^]|\*\*|//|>>|<<)?=(?!=)"
     rb"|self\s*\.\s*\w+\s*,[^\n]*?(?<![=!<>])=(?!=)"
     rb"|self\s*\.\s*\w+\s*:(?!=)"
+    rb"|self\s*\.\s*\w+\s*\[[^\n]*?\]\s*=(?!=)"  # item stores: what a self.x mapping holds
     rb"|register_(?:buffer|parameter)"
 )
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")

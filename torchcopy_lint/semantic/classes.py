@@ -79,8 +79,9 @@ class Classes:
         q = self.imports.qualified_name(expr)
         if q in v.TENSOR_CLASSES:
             return TENSOR
-        if q is not None and (q in v.LIGHTNING_MODULES or q.startswith("torch.nn.")
-                              and q.rsplit(".", 1)[-1][:1].isupper() and q.rsplit(".", 1)[-1] not in ("Parameter", "Buffer")):
+        last = q.rsplit(".", 1)[-1] if q is not None else ""
+        if q is not None and (q in v.LIGHTNING_MODULES or q.startswith("torch.nn.") and last[:1].isupper()
+                              and last not in ("Parameter", "Buffer")):
             return Value(Kind.MODULE, q)
         local = self.local_class(expr)
         if local is not None:
@@ -281,7 +282,8 @@ def _calls_by_callee(module: cst.Module) -> Dict[str, List[cst.Call]]:
     for node in descendants(module):
         if isinstance(node, cst.Call):
             func = node.func
-            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            name = func.value if isinstance(func, cst.Name) \
+                else func.attr.value if isinstance(func, cst.Attribute) else None
             if name is not None:
                 calls.setdefault(name, []).append(node)
     return calls
