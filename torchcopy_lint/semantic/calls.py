@@ -45,6 +45,10 @@ class Calls:
         if q in ("copy.copy", "copy.deepcopy") and call.args and not call.args[0].star:
             return self.evaluator.value(call.args[0].value, depth + 1)
         if root == "torch":
+            if q in ("torch.autograd.grad", "torch.split", "torch.chunk", "torch.unbind"):
+                return Value(Kind.TENSOR_LIST)  # a tuple of tensors
+            if q in v.MODULE_WRAPPERS and call.args and not call.args[0].star:
+                return self.evaluator.value(call.args[0].value, depth + 1)  # the module it was given
             if q in v.TENSOR_CLASSES:
                 return PARAMETER if last == "Parameter" else TENSOR
             if len(parts) == 2 and last in v.TORCH_TENSOR_FUNCTIONS:
