@@ -69,12 +69,17 @@ class DeepcopyLiveModule(Rule):
         reads its attributes): ``for cfg in configs: ddp = DDP(copy.deepcopy(model)); train(ddp)``
         copies a module that this loop never trains."""
         name = dotted_name(target)
-        loop = self.context.loop()
-        if name is None or loop is None:
+        outermost = None  # the training may be in an outer loop: `for epoch: for task: clone = deepcopy(m)`
+        for node in reversed(self.context.stack):
+            if isinstance(node, (cst.For, cst.While)):
+                outermost = node
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+        if name is None or outermost is None:
             return True
         prefix = name + "."
         copies = lambda n: isinstance(n, cst.Call) and self.context.qualified_name(n.func) == "copy.deepcopy"
-        for node in descendants(loop.node.body, stop=copies):
+        for node in descendants(outermost.body, stop=copies):
             if isinstance(node, (cst.Name, cst.Attribute)) and not copies(node):
                 spelled = dotted_name(node)
                 if spelled is not None and (spelled == name or spelled.startswith(prefix)):
