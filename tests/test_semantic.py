@@ -192,3 +192,35 @@ def test_step_in_a_later_iteration_reaches_a_read_through_the_back_edge():
     binding, = model.reaching(read_node, stack)
     # bound, `continue`, read, backward, back to the head, read again: a step between on that path
     assert model.step_between(binding, model.read_of(read_node, stack))
+
+
+def test_attributes_of_classes_come_from_the_project_index(tmp_path):
+    from torchcopy_lint.engine import lint_source
+    from torchcopy_lint.rules import ALL_RULES
+    from torchcopy_lint.semantic.project import ProjectIndex
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        class Flava(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.logit_scale = nn.Parameter(torch.ones([]))
+        class ForPretraining(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.flava = Flava()
+            def forward(self, x):
+                self.flava.logit_scale.data.clamp_(0, 4.6)
+                return x
+        """)
+    path = tmp_path / "pkg" / "model.py"
+    path.write_text(source)
+    ProjectIndex.clear()
+    found = lint_source(source, str(path), ALL_RULES)
+    assert [(d.code, d.fix is not None) for d in found] == [("TCL104", True)]  # known: a parameter
+    alone = lint_source(source, "-", ALL_RULES)  # no project: nothing says what logit_scale is
+    assert alone == []

@@ -22,6 +22,7 @@ from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, kn
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
              cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _BUSY = object()
+_KINDS = {k.value: k for k in Kind}
 
 
 class Classes:
@@ -251,7 +252,7 @@ class Classes:
                     values.append(self.model.evaluator.binding(b) if not b.path or b.how == "buffer"
                                   else UNKNOWN)
                 stores.extend(scope.item_stores.get(key, ()))
-        result = join(values) if values else UNKNOWN
+        result = join(values) if values else self._project_attribute(cls.name.value, attr)
         if result is not None and result.kind is Kind.MAPPING and stores:
             items = join([self.model.evaluator.value(s) for s in stores])
             result = Value(Kind.MAPPING, result.cls, items if result.item is None else join([result.item, items]))
@@ -260,11 +261,23 @@ class Classes:
         return result
 
     def attribute_of_class(self, cls: str, attr: str, depth: int) -> Value:
+        """``obj.attr`` of an instance of ``cls`` (a class of this file or of the project)."""
+        return self._project_attribute(cls, attr)
+
+    def _project_attribute(self, cls: str, attr: str) -> Value:
+        """What the project index says of ``self.attr`` in ``cls`` (its bases included). A class of this
+        file is asked for under this module's name: the index reads the file itself, never the pruned
+        tree, so the answer is the same for a pruned parse."""
         index = self.model.project
-        if index is None or cls in self.model.module_classes:
+        if index is None:
             return UNKNOWN
+        if cls in self.model.module_classes:
+            module_name = getattr(index, "module_name", None)
+            if not module_name:
+                return UNKNOWN
+            cls = f"{module_name}.{cls}"
         found = index.attribute_kind(cls, attr)
-        return Value(Kind(found)) if found in {k.value for k in Kind} else UNKNOWN
+        return Value(_KINDS[found]) if found in _KINDS else UNKNOWN
 
 
 def _mentions_guard(body: cst.CSTNode, key: str) -> bool:
