@@ -21,6 +21,9 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.semantic.step_between(binding, read, is_step=None) -> bool``: whether some path from the
   binding to the read (not rebinding it; through loop back edges) runs a training step.
 - ``context.read(node) -> Read | None``: the read record of a Name/attribute chain node.
+- ``context.semantic.ensure(stack)``, ``.module_scope()``, ``.function_scope(fn) -> Scope``: run the
+  forward pass of the scopes around a node / of one scope (each runs once); ``Scope.bindings`` (key ->
+  bindings), ``Scope.reads``, ``Scope.item_stores`` (``d[k] = v``, ``xs.append(v)``), ``Scope.returns``.
 
 Cross-module facts come from ``project.ProjectIndex`` (``context.project``, may be None).
 """

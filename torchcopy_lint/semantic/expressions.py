@@ -22,7 +22,8 @@ class ExpressionWalker:
     """Mixed into FlowPass: ``expr`` walks an expression in ``state``, recording its reads."""
 
     def record(self, key: str, node: cst.CSTNode, state: State, scope: Scope) -> None:
-        self.reads[id(node)] = Read(key, node, state.get(key), state.fact(key), scope, self.cfg)
+        read = self.reads[id(node)] = Read(key, node, state.get(key), state.fact(key), scope, self.cfg)
+        self.scope.reads.append(read)
 
     def narrow(self, state: State, test: cst.BaseExpression, positive: bool) -> None:
         for key, value in self.model.guards.facts(test, positive, state).items():
