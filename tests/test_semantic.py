@@ -224,3 +224,18 @@ def test_attributes_of_classes_come_from_the_project_index(tmp_path):
     assert [(d.code, d.fix is not None) for d in found] == [("TCL104", True)]  # known: a parameter
     alone = lint_source(source, "-", ALL_RULES)  # no project: nothing says what logit_scale is
     assert alone == []
+
+
+def test_a_binding_renewed_in_every_iteration_is_not_stale():
+    src = """
+    def train(model, data):
+        for x in data:
+            snapshot = model.state_dict()
+            use(snapshot)
+            model(x).backward()
+    """
+    model, module = _model(src)
+    (read_node, stack), = _reads(module, "snapshot")
+    binding, = model.reaching(read_node, stack)
+    # the path round the loop passes `snapshot = ...` again: the read sees a fresh binding
+    assert not model.step_between(binding, model.read_of(read_node, stack))

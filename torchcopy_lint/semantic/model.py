@@ -252,7 +252,9 @@ class SemanticModel:
         if read.scope.flow is not flow or binding.cfg < 0 or read.cfg < 0:
             return False
         is_step = is_step or self.is_training_step
-        kills = {b.cfg for b in flow.bindings.get(binding.key, ()) if b is not binding and b.how != "phi"}
+        # Every binding of the key kills the path, this one included: coming back to it through a loop's
+        # back edge means the key was bound anew (a fresh value, not the one read later).
+        kills = {b.cfg for b in flow.bindings.get(binding.key, ()) if b.how != "phi"}
         stepping: Dict[int, bool] = {}
 
         def steps(node: int) -> bool:
