@@ -239,3 +239,26 @@ def test_a_binding_renewed_in_every_iteration_is_not_stale():
     binding, = model.reaching(read_node, stack)
     # the path round the loop passes `snapshot = ...` again: the read sees a fresh binding
     assert not model.step_between(binding, model.read_of(read_node, stack))
+
+
+def test_records_know_their_fields():
+    src = """
+    import dataclasses
+    from collections import namedtuple
+    from typing import NamedTuple
+    Binding = namedtuple("Binding", ("name", "data"))
+    class Pair(NamedTuple):
+        left: int
+        right: int
+    @dataclasses.dataclass
+    class Sample:
+        data: list
+        label: int = 0
+    b, p, s = Binding("x", 1), Pair(1, 2), Sample([1])
+    use(b, p, s)
+    """
+    model, module = _model(src)
+    for name, fields in (("b", ("name", "data")), ("p", ("left", "right")), ("s", ("data", "label"))):
+        node, stack = _reads(module, name)[-1]
+        value = model.value_of(node, stack)
+        assert (value.kind, value.fields) == (Kind.RECORD, fields), name

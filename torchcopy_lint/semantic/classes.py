@@ -73,7 +73,12 @@ class Classes:
                 return Value(Kind.MODULE, name)
             if found.kind is not Kind.RECORD:
                 all_known = False
-        return Value(Kind.RECORD, name) if all_known else UNKNOWN
+        if not all_known:
+            return UNKNOWN
+        fields = tuple(stmt.body[0].target.value for stmt in getattr(cls.body, "body", ())
+                       if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.AnnAssign)
+                       and isinstance(stmt.body[0].target, cst.Name))
+        return Value(Kind.RECORD, name, fields=fields or None)  # NamedTuple and dataclass fields
 
     def class_of_expr(self, expr: cst.BaseExpression) -> Optional[Value]:
         """What instances of the class ``expr`` names are, when known."""
@@ -93,7 +98,8 @@ class Classes:
             if kind == "module":
                 return Value(Kind.MODULE, q)
             if kind == "not-tensor":
-                return Value(Kind.RECORD, q)
+                fields = index.class_fields(q)
+                return Value(Kind.RECORD, q, fields=tuple(fields) if fields else None)
         return None
 
     # --- annotations and parameters --------------------------------------------------------------
