@@ -28,7 +28,9 @@ import gc  # noqa: E402
 
 import libcst as cst  # noqa: E402
 
-from torchcopy_lint.engine import ParsedFile, _decode_lines, gc_paused, lint_source, run_rules, to_diagnostics  # noqa: E402
+from torchcopy_lint.engine import (  # noqa: E402
+    ParsedFile, _decode_lines, gc_paused, lint_source, run_rules, to_diagnostics,
+)
 from torchcopy_lint.rules import ALL_RULES  # noqa: E402
 
 _BLOCK = ("w{i} = torch.zeros(3, requires_grad=True)\ny{i} = torch.tensor(x)\nz{i} = x.clone().detach()\n"

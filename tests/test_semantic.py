@@ -23,7 +23,8 @@ def _reads(module: cst.Module, name: str) -> List[Tuple[cst.Name, list]]:
 
     def walk(node, stack):
         stack = stack + [node]
-        if isinstance(node, cst.Name) and node.value == name and not isinstance(stack[-2], (cst.AssignTarget, cst.Param, cst.CompFor)):
+        binding = len(stack) > 1 and isinstance(stack[-2], (cst.AssignTarget, cst.Param, cst.CompFor))
+        if isinstance(node, cst.Name) and node.value == name and not binding:
             found.append((node, stack))
         for child in children(node):
             walk(child, stack)
@@ -191,3 +192,73 @@ def test_step_in_a_later_iteration_reaches_a_read_through_the_back_edge():
     binding, = model.reaching(read_node, stack)
     # bound, `continue`, read, backward, back to the head, read again: a step between on that path
     assert model.step_between(binding, model.read_of(read_node, stack))
+
+
+def test_attributes_of_classes_come_from_the_project_index(tmp_path):
+    from torchcopy_lint.engine import lint_source
+    from torchcopy_lint.rules import ALL_RULES
+    from torchcopy_lint.semantic.project import ProjectIndex
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        class Flava(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.logit_scale = nn.Parameter(torch.ones([]))
+        class ForPretraining(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.flava = Flava()
+            def forward(self, x):
+                self.flava.logit_scale.data.clamp_(0, 4.6)
+                return x
+        """)
+    path = tmp_path / "pkg" / "model.py"
+    path.write_text(source)
+    ProjectIndex.clear()
+    found = lint_source(source, str(path), ALL_RULES)
+    assert [(d.code, d.fix is not None) for d in found] == [("TCL104", True)]  # known: a parameter
+    alone = lint_source(source, "-", ALL_RULES)  # no project: nothing says what logit_scale is
+    assert alone == []
+
+
+def test_a_binding_renewed_in_every_iteration_is_not_stale():
+    src = """
+    def train(model, data):
+        for x in data:
+            snapshot = model.state_dict()
+            use(snapshot)
+            model(x).backward()
+    """
+    model, module = _model(src)
+    (read_node, stack), = _reads(module, "snapshot")
+    binding, = model.reaching(read_node, stack)
+    # the path round the loop passes `snapshot = ...` again: the read sees a fresh binding
+    assert not model.step_between(binding, model.read_of(read_node, stack))
+
+
+def test_records_know_their_fields():
+    src = """
+    import dataclasses
+    from collections import namedtuple
+    from typing import NamedTuple
+    Binding = namedtuple("Binding", ("name", "data"))
+    class Pair(NamedTuple):
+        left: int
+        right: int
+    @dataclasses.dataclass
+    class Sample:
+        data: list
+        label: int = 0
+    b, p, s = Binding("x", 1), Pair(1, 2), Sample([1])
+    use(b, p, s)
+    """
+    model, module = _model(src)
+    for name, fields in (("b", ("name", "data")), ("p", ("left", "right")), ("s", ("data", "label"))):
+        node, stack = _reads(module, name)[-1]
+        value = model.value_of(node, stack)
+        assert (value.kind, value.fields) == (Kind.RECORD, fields), name

@@ -16,7 +16,8 @@ from ..semantic import Kind
 # In-place tensor methods that do not write values.
 _HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad", "detach_"})
 # Attributes that hold parameters, buffers or gradients: `m.weight.data = ...` is a tensor's `.data`.
-_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "_grad", "running_mean", "running_var"})
+_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "_grad", "running_mean", "running_var", "weight_g",
+                                "weight_v", "weight_orig", "bias_orig"})
 _TENSOR_NAME = re.compile(r"^(?:\w+_)?(?:param|params|parameter|tensor|weight|bias|grad|buffer|embeddings)$")
 # Methods that return a tensor when called on one: `p.data = p.data.to(dtype)` rebinds a tensor's storage.
 _TENSOR_SELF_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "view", "view_as",
@@ -134,7 +135,8 @@ class DataMutation(Rule):
         if isinstance(receiver, cst.Attribute) and receiver.attr.value in _TENSOR_ATTRIBUTES:
             base = receiver.value
             if not (isinstance(base, cst.Name) and base.value == "self") \
-                    and self.context.value_of(base).kind in (Kind.MODULE, Kind.UNKNOWN):
+                    and (self.context.value_of(base).kind in (Kind.MODULE, Kind.UNKNOWN)
+                         or self.context.value_of(base).kind.is_tensor):  # p._grad
                 return "likely"
         if isinstance(receiver, cst.Subscript):
             return self._evidence(receiver.value, depth + 1)

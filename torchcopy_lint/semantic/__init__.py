@@ -8,7 +8,7 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.value_of(expr) -> Value``: the fine answer: ``.kind`` is one of ``Kind`` (TENSOR,
   PARAMETER, MODULE, OPTIMIZER, TENSOR_LIST, RECORD, MAPPING, NUMBER, NOT_TENSOR, UNKNOWN; see
   ``Kind.is_tensor`` / ``Kind.is_known_other``), ``.cls`` the class of a module/record/optimizer when
-  known, ``.item`` the value of a mapping's items.
+  known, ``.item`` the value of a mapping's items, ``.fields`` a record's field names when declared.
 - ``context.reaching(node) -> [Binding]``: the bindings that can reach the read ``node`` (a Name or
   an attribute chain such as ``self.best``); ``Binding.how`` says what made it (assign, aug, iter,
   param, import, def, class, buffer, with, ann, unknown), ``Binding.node`` / ``.value`` where.
@@ -21,6 +21,9 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.semantic.step_between(binding, read, is_step=None) -> bool``: whether some path from the
   binding to the read (not rebinding it; through loop back edges) runs a training step.
 - ``context.read(node) -> Read | None``: the read record of a Name/attribute chain node.
+- ``context.semantic.ensure(stack)``, ``.module_scope()``, ``.function_scope(fn) -> Scope``: run the
+  forward pass of the scopes around a node / of one scope (each runs once); ``Scope.bindings`` (key ->
+  bindings), ``Scope.reads``, ``Scope.item_stores`` (``d[k] = v``, ``xs.append(v)``), ``Scope.returns``.
 
 Cross-module facts come from ``project.ProjectIndex`` (``context.project``, may be None).
 """

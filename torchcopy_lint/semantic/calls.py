@@ -45,6 +45,10 @@ class Calls:
         if q in ("copy.copy", "copy.deepcopy") and call.args and not call.args[0].star:
             return self.evaluator.value(call.args[0].value, depth + 1)
         if root == "torch":
+            if q in ("torch.autograd.grad", "torch.split", "torch.chunk", "torch.unbind"):
+                return Value(Kind.TENSOR_LIST)  # a tuple of tensors
+            if q in v.MODULE_WRAPPERS and call.args and not call.args[0].star:
+                return self.evaluator.value(call.args[0].value, depth + 1)  # the module it was given
             if q in v.TENSOR_CLASSES:
                 return PARAMETER if last == "Parameter" else TENSOR
             if len(parts) == 2 and last in v.TORCH_TENSOR_FUNCTIONS:
@@ -70,8 +74,10 @@ class Calls:
         q = index.resolve(q) or q
         cls = index.module_class_kind(q)
         if cls is not None:
-            return Value(Kind.MODULE, q) if cls == "module" else Value(Kind.RECORD, q) \
-                if cls == "not-tensor" else known(_project_value(cls))
+            if cls == "not-tensor":
+                fields = index.class_fields(q)
+                return Value(Kind.RECORD, q, fields=tuple(fields) if fields else None)
+            return Value(Kind.MODULE, q) if cls == "module" else known(_project_value(cls))
         returned = index.function_return(q)
         if returned is None:
             return None
@@ -103,7 +109,7 @@ class Calls:
             b = bindings[0]
             if len(bindings) == 1 and b.how == "assign" and not b.path and isinstance(b.value, cst.Call) \
                     and self.imports.qualified_name(b.value.func) in v.RECORD_CLASS_FACTORIES:
-                return Value(Kind.RECORD, name)
+                return Value(Kind.RECORD, name, fields=_declared_fields(b.value))
             return UNKNOWN
         if self.imports.is_imported(name):
             return UNKNOWN
@@ -157,3 +163,24 @@ class Calls:
 def _project_value(kind: str) -> Optional[Value]:
     found = _PROJECT_KINDS.get(kind)
     return Value(found) if found is not None else None
+
+
+def _declared_fields(call: cst.Call) -> Optional[tuple]:
+    """The field names of ``namedtuple("P", "a b")``, ``namedtuple("P", ["a", "b"])`` or
+    ``NamedTuple("P", [("a", int), ...])``."""
+    if len(call.args) < 2:
+        return None
+    spec = call.args[1].value
+    if isinstance(spec, cst.SimpleString) and isinstance(spec.evaluated_value, str):
+        return tuple(spec.evaluated_value.replace(",", " ").split())
+    if isinstance(spec, (cst.List, cst.Tuple)):
+        names = []
+        for el in spec.elements:
+            item = el.value
+            if isinstance(item, cst.Tuple) and item.elements:
+                item = item.elements[0].value
+            if not isinstance(item, cst.SimpleString) or not isinstance(item.evaluated_value, str):
+                return None
+            names.append(item.evaluated_value)
+        return tuple(names)
+    return None

@@ -22,6 +22,7 @@ from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, kn
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
              cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _BUSY = object()
+_KINDS = {k.value: k for k in Kind}
 
 
 class Classes:
@@ -72,15 +73,21 @@ class Classes:
                 return Value(Kind.MODULE, name)
             if found.kind is not Kind.RECORD:
                 all_known = False
-        return Value(Kind.RECORD, name) if all_known else UNKNOWN
+        if not all_known:
+            return UNKNOWN
+        fields = tuple(stmt.body[0].target.value for stmt in getattr(cls.body, "body", ())
+                       if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.AnnAssign)
+                       and isinstance(stmt.body[0].target, cst.Name))
+        return Value(Kind.RECORD, name, fields=fields or None)  # NamedTuple and dataclass fields
 
     def class_of_expr(self, expr: cst.BaseExpression) -> Optional[Value]:
         """What instances of the class ``expr`` names are, when known."""
         q = self.imports.qualified_name(expr)
         if q in v.TENSOR_CLASSES:
             return TENSOR
-        if q is not None and (q in v.LIGHTNING_MODULES or q.startswith("torch.nn.")
-                              and q.rsplit(".", 1)[-1][:1].isupper() and q.rsplit(".", 1)[-1] not in ("Parameter", "Buffer")):
+        last = q.rsplit(".", 1)[-1] if q is not None else ""
+        if q is not None and (q in v.LIGHTNING_MODULES or q.startswith("torch.nn.") and last[:1].isupper()
+                              and last not in ("Parameter", "Buffer")):
             return Value(Kind.MODULE, q)
         local = self.local_class(expr)
         if local is not None:
@@ -91,7 +98,8 @@ class Classes:
             if kind == "module":
                 return Value(Kind.MODULE, q)
             if kind == "not-tensor":
-                return Value(Kind.RECORD, q)
+                fields = index.class_fields(q)
+                return Value(Kind.RECORD, q, fields=tuple(fields) if fields else None)
         return None
 
     # --- annotations and parameters --------------------------------------------------------------
@@ -250,7 +258,7 @@ class Classes:
                     values.append(self.model.evaluator.binding(b) if not b.path or b.how == "buffer"
                                   else UNKNOWN)
                 stores.extend(scope.item_stores.get(key, ()))
-        result = join(values) if values else UNKNOWN
+        result = join(values) if values else self._project_attribute(cls.name.value, attr)
         if result is not None and result.kind is Kind.MAPPING and stores:
             items = join([self.model.evaluator.value(s) for s in stores])
             result = Value(Kind.MAPPING, result.cls, items if result.item is None else join([result.item, items]))
@@ -259,11 +267,23 @@ class Classes:
         return result
 
     def attribute_of_class(self, cls: str, attr: str, depth: int) -> Value:
+        """``obj.attr`` of an instance of ``cls`` (a class of this file or of the project)."""
+        return self._project_attribute(cls, attr)
+
+    def _project_attribute(self, cls: str, attr: str) -> Value:
+        """What the project index says of ``self.attr`` in ``cls`` (its bases included). A class of this
+        file is asked for under this module's name: the index reads the file itself, never the pruned
+        tree, so the answer is the same for a pruned parse."""
         index = self.model.project
-        if index is None or cls in self.model.module_classes:
+        if index is None:
             return UNKNOWN
+        if cls in self.model.module_classes:
+            module_name = getattr(index, "module_name", None)
+            if not module_name:
+                return UNKNOWN
+            cls = f"{module_name}.{cls}"
         found = index.attribute_kind(cls, attr)
-        return Value(Kind(found)) if found in {k.value for k in Kind} else UNKNOWN
+        return Value(_KINDS[found]) if found in _KINDS else UNKNOWN
 
 
 def _mentions_guard(body: cst.CSTNode, key: str) -> bool:
@@ -281,7 +301,8 @@ def _calls_by_callee(module: cst.Module) -> Dict[str, List[cst.Call]]:
     for node in descendants(module):
         if isinstance(node, cst.Call):
             func = node.func
-            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            name = func.value if isinstance(func, cst.Name) \
+                else func.attr.value if isinstance(func, cst.Attribute) else None
             if name is not None:
                 calls.setdefault(name, []).append(node)
     return calls

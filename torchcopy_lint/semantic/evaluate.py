@@ -244,7 +244,7 @@ class Evaluator:
                     return [(NOT_TENSOR, None), (TENSOR, None)]
                 mapping = self.value(owner, depth + 1)
                 if mapping is not None and mapping.kind is Kind.MAPPING and mapping.item is not None:
-                    return [(NOT_TENSOR, None), (mapping.item, None)]
+                    return [(UNKNOWN, None), (mapping.item, None)]  # keys may be tensors too
             return None
         if isinstance(func, cst.Name) and not self.imports.is_imported(func.value):
             if func.value == "enumerate" and iterable.args:

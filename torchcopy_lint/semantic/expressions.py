@@ -13,6 +13,7 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import child_fields
 from .scopes import Binding, Read, Scope, State
+from .syntax import all_params
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
@@ -21,7 +22,8 @@ class ExpressionWalker:
     """Mixed into FlowPass: ``expr`` walks an expression in ``state``, recording its reads."""
 
     def record(self, key: str, node: cst.CSTNode, state: State, scope: Scope) -> None:
-        self.reads[id(node)] = Read(key, node, state.get(key), state.fact(key), scope, self.cfg)
+        read = self.reads[id(node)] = Read(key, node, state.get(key), state.fact(key), scope, self.cfg)
+        self.scope.reads.append(read)
 
     def narrow(self, state: State, test: cst.BaseExpression, positive: bool) -> None:
         for key, value in self.model.guards.facts(test, positive, state).items():
@@ -66,7 +68,7 @@ class ExpressionWalker:
             for param in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
                 if param.default is not None:
                     self.expr(param.default, state, scope)
-            for param in _lambda_params(params):
+            for param in all_params(params):
                 key = param.name.value
                 self.bind(inner, inner_scope, key, Binding(key, "unknown", param, inner_scope, self.cfg))
             self.expr(e.body, inner, inner_scope)
@@ -102,11 +104,3 @@ class ExpressionWalker:
         else:
             self.expr(e.elt, inner, inner_scope)
 
-
-def _lambda_params(params: cst.Parameters):
-    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg)
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg)
-    return out

@@ -5,7 +5,7 @@ For the project-index engineer: the string values of ``Kind`` are the kinds ``Pr
 "not-tensor", "unknown"). Changes to these strings are announced here.
 
 A ``Value`` is a kind plus what else is known: the class (qualified name) of a module, optimizer or
-record, and for containers the kind of their items. ``join`` is the merge of values that reach one
+record, a record's field names, and for containers the value of their items. ``join`` is the merge of values that reach one
 read along different paths: it keeps what all of them agree on, and is UNKNOWN otherwise, except
 that tensors and parameters join to tensors and different non-tensors join to NOT_TENSOR.
 """
@@ -13,7 +13,7 @@ that tensors and parameters join to tensors and different non-tensors join to NO
 from __future__ import annotations
 
 from enum import Enum
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 
 class Kind(Enum):
@@ -55,12 +55,14 @@ _PLAIN_OTHERS = frozenset({Kind.OPTIMIZER, Kind.TENSOR_LIST, Kind.RECORD, Kind.M
 class Value:
     """What is known about a value: its kind, its class and (for containers) the kind of its items."""
 
-    __slots__ = ("kind", "cls", "item")
+    __slots__ = ("kind", "cls", "item", "fields")
 
-    def __init__(self, kind: Kind, cls: Optional[str] = None, item: Optional["Value"] = None) -> None:
+    def __init__(self, kind: Kind, cls: Optional[str] = None, item: Optional["Value"] = None,
+                 fields: Optional[Tuple[str, ...]] = None) -> None:
         self.kind = kind
         self.cls = cls
         self.item = item
+        self.fields = fields  # a record's field names, when its class declares them
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Value) and (self.kind, self.cls, self.item) == (other.kind, other.cls, other.item)
@@ -101,7 +103,7 @@ def _join2(a: Value, b: Value) -> Value:
         return a
     if a.kind is b.kind:
         item = join([a.item, b.item]) if a.item is not None and b.item is not None else None
-        return Value(a.kind, a.cls if a.cls == b.cls else None, item)
+        return Value(a.kind, a.cls if a.cls == b.cls else None, item, a.fields if a.fields == b.fields else None)
     if a.kind in _TENSORS and b.kind in _TENSORS:
         return TENSOR
     if a.kind in _PLAIN_OTHERS and b.kind in _PLAIN_OTHERS:

@@ -216,8 +216,8 @@ class SemanticModel:
         index = self._reads_of.get(id(flow))
         if index is None:
             index = self._reads_of[id(flow)] = {}
-            for read in self.reads.values():
-                if read.scope.flow is flow and read.defs is not None:
+            for read in flow.reads:
+                if read.defs is not None:
                     for b in self.flatten(read.defs):
                         index.setdefault(id(b), []).append(read)
         return index.get(id(binding), [])

@@ -78,6 +78,7 @@ class Scope:
         self.cfg_nodes: List[cst.CSTNode] = []
         self.succ: List[List[int]] = []
         self.calls: List[List[cst.Call]] = []
+        self.reads: List[Read] = []  # every read of this flow scope (its comprehensions, lambdas, classes)
 
     def new_node(self, stmt: cst.CSTNode, preds: Tuple[int, ...]) -> int:
         flow = self.flow

@@ -118,3 +118,8 @@ NON_PROJECT_ROOTS = frozenset(
     sklearn PIL cv2 tqdm yaml omegaconf hydra einops easydict addict""".split()
 )
 """Import roots that are not the linted project: the project index is not asked about them."""
+MODULE_WRAPPERS = frozenset(
+    ["torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
+     "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal"]
+)
+"""Functions that return the module they are given (with parameters added or replaced)."""
