@@ -37,7 +37,8 @@ class TensorOfTensors(Rule):
         "raise and 0-d tensors lose their graph; use `torch.stack()`"
     )
     triggers = TRIGGERS["TCL107"]  # in codes.py, importable without LibCST
-    segment_triggers = (r"(?<!\w)(?:as_)?tensor\s*\(|" + KIND_EVIDENCE,)
+    # the call with a name (or a display starting with one) as its argument, and what kinds are read from
+    segment_triggers = (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + KIND_EVIDENCE,)
     unprunable = TENSOR_ALIAS  # `tensor` under another name: calls can't be found by text
 
     VALID = [

@@ -37,7 +37,8 @@ class AccumulatedGraph(Rule):
         "accumulator; add `loss.detach()` (or `loss.item()`)"
     )
     triggers = TRIGGERS["TCL110"]  # in codes.py, importable without LibCST
-    segment_triggers = (r"\.\s*backward\s*\(",)  # and keep every `.backward()`: the accumulator's may be elsewhere
+    # Every `.backward()` and `grad(` is kept: the accumulator's may be in another function.
+    segment_triggers = (r"\.\s*backward\s*\(|\bgrad\s*\(",)
 
     VALID = [
         "total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward()\n    total += loss.item()",
