@@ -13,7 +13,9 @@ import sys
 from typing import List, Optional, Sequence
 
 from . import __version__
-from .config import ConfigError, Settings, _split_codes, find_pyproject, load_settings, validate_codes
+from .codes import INTERNAL_ERROR_CODE
+from .config import (ConfigError, Settings, _split_codes, find_pyproject, load_settings, parse_timeout,
+                     validate_codes)
 
 SUBCOMMANDS = ("check", "rule", "verify")
 
@@ -37,6 +39,8 @@ def _check_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.torchcopy-lint] from")
     p.add_argument("--isolated", action="store_true", help="ignore configuration files")
     p.add_argument("--jobs", "-j", type=int, default=None, help="parallel workers (default: CPU count)")
+    p.add_argument("--file-timeout", default=None, metavar="SECONDS",
+                   help="time budget per file; a file over it is reported as TCL004 (default: 10; 0: no limit)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     p.add_argument("--cache-dir", default=None, help="cache directory (default: ./.torchcopy_lint_cache)")
     p.add_argument("--stdin-filename", default=None, help="the name to report for input read from stdin")
@@ -59,6 +63,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     if select:
         settings.select, settings.extend_select = select, ()
     settings.ignore = tuple(settings.ignore) + ignore
+    if args.file_timeout is not None:
+        settings.file_timeout = parse_timeout(args.file_timeout, "--file-timeout")
     return settings
 
 
@@ -90,6 +96,9 @@ def check(argv: Sequence[str]) -> int:
     report = run(existing, settings, mode=mode, unsafe=args.unsafe_fixes, jobs=args.jobs, cache_dir=cache_dir,
                  progress=not args.quiet, stdin=stdin)
 
+    for skipped in report.files:
+        if skipped.skipped:
+            print(f"torchcopy-lint: warning: {skipped.path}: skipped: {skipped.skipped}", file=sys.stderr)
     errors = [f.error for f in report.files if f.error]
     for error in errors:
         print(f"torchcopy-lint: error: {error}", file=sys.stderr)
@@ -106,8 +115,8 @@ def check(argv: Sequence[str]) -> int:
         out.write(FORMATTERS[args.output_format](diagnostics, unsafe=args.unsafe_fixes))
     if not args.quiet and args.output_format == "text":
         _summary(diagnostics, report.fixed, mode, args.unsafe_fixes)
-    if errors or missing:
-        return 2
+    if errors or missing or any(d.code == INTERNAL_ERROR_CODE for d in diagnostics):
+        return 2  # a TCL003 (failed to lint) is an internal error, whatever else was found
     return 0 if args.exit_zero or not diagnostics else 1
 
 

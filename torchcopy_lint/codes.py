@@ -28,6 +28,18 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
 
 RULE_CODES = tuple(TRIGGERS)
 
+# Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
+SYNTAX_ERROR_CODE = "TCL001"
+READ_ERROR_CODE = "TCL002"
+INTERNAL_ERROR_CODE = "TCL003"
+TIMEOUT_CODE = "TCL004"
+META_CODES: Dict[str, str] = {
+    SYNTAX_ERROR_CODE: "syntax error, or a file that cannot be decoded or is nested too deeply to parse",
+    READ_ERROR_CODE: "file cannot be read",
+    INTERNAL_ERROR_CODE: "failed to lint: an internal error or a parser crash (please report it)",
+    TIMEOUT_CODE: "file took longer than the per-file time budget (--file-timeout)",
+}
+
 
 @lru_cache(maxsize=None)
 def _compiled(code: str, as_bytes: bool):

@@ -62,6 +62,7 @@ class Settings:
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
     project_root: Optional[str] = None
+    file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
 
     def codes_for(self, path: str, all_codes: Sequence[str]) -> FrozenSet[str]:
         ignore = list(self.ignore)
@@ -123,7 +124,7 @@ def load_settings(pyproject: Optional[str]) -> Settings:
         raise ConfigError(f"{pyproject}: cannot read configuration: {error}") from error
     table = data.get("tool", {}).get("torchcopy-lint", {})
     settings.project_root = os.path.dirname(os.path.abspath(pyproject))
-    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude"}
+    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "file-timeout"}
     unknown = set(table) - known
     if unknown:
         raise ConfigError(f"{pyproject}: unknown option(s) in [tool.torchcopy-lint]: {', '.join(sorted(unknown))}")
@@ -134,4 +135,19 @@ def load_settings(pyproject: Optional[str]) -> Settings:
     if "exclude" in table:
         settings.exclude = tuple(table["exclude"])
     settings.extend_exclude = tuple(table.get("extend-exclude", ()))
+    if "file-timeout" in table:
+        settings.file_timeout = parse_timeout(table["file-timeout"], f"{pyproject}: file-timeout")
     return settings
+
+
+def parse_timeout(value: object, where: str) -> float:
+    """A per-file time budget in seconds: a number >= 0 (0 means no limit)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(f"{where} must be a number of seconds, not {value!r}")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(f"{where} must be a number of seconds, not {value!r}") from None
+    if not seconds >= 0 or seconds == float("inf"):
+        raise ConfigError(f"{where} must be a finite number of seconds >= 0 (0: no limit), not {value!r}")
+    return seconds

@@ -21,10 +21,11 @@ from libcst._nodes.internal import CodegenState  # private, but stable across 1.
 from libcst.metadata import CodePosition, CodeRange
 
 from . import codes
-from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
+from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix, file_diagnostic
 from .imports import ImportMap
 from .inference import Inference, Kind
 from .noqa import is_suppressed
+from .precheck import TooDeeplyNested, call_with_deep_stack, cpython_tree, decode_problem
 from .prune import prune as prune_source
 from .walk import child_fields
 
@@ -292,7 +293,10 @@ def _decode_lines(source: Source, module: cst.Module) -> List[str]:
 
 
 def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False) -> Optional[ParsedFile]:
-    """Parse and run ``rule_types``; None when no rule can match (prefilter). Raises ParserSyntaxError.
+    """Parse and run ``rule_types``; None when no rule can match (prefilter).
+
+    Raises ParserSyntaxError, or TooDeeplyNested (a SyntaxError) when CPython's parser
+    gives up on the nesting, which LibCST's is then never asked to parse.
 
     With ``prune``, spans no rule can need are blanked before the parse (positions are
     unchanged, see prune.py); fixing always parses the full source.
@@ -300,14 +304,17 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False)
     active = [r for r in rule_types if r.may_match(source)]
     if not active:
         return None
+    tree = cpython_tree(source)  # raises TooDeeplyNested before LibCST's parser can crash on it
+    pruned = None
+    if prune and tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
+        pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active), tree)
+    tree = None  # the AST can be large: not kept alive through the LibCST parse
     module = None
-    if prune and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
-        pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active))
-        if pruned is not None:
-            try:
-                module = cst.parse_module(pruned)
-            except cst.ParserSyntaxError:
-                module = None  # report against the real source below
+    if pruned is not None:
+        try:
+            module = cst.parse_module(pruned)
+        except cst.ParserSyntaxError:
+            module = None  # report against the real source below
     if module is None:
         module = cst.parse_module(source)
     violations = run_rules(module, active)
@@ -371,9 +378,25 @@ def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
 
 
 def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True) -> List[Diagnostic]:
-    """All diagnostics for one file's source. Never raises for bad input: it reports TCL001."""
+    """All diagnostics for one file's source. Never raises for bad input: it reports TCL001.
+
+    A file Python cannot decode is reported even when no rule could match it; the parse
+    and the rules run on a thread with a deep stack (precheck.py)."""
+    if isinstance(source, bytes):
+        problem = decode_problem(source)
+        if problem is not None:
+            line, column, reason = problem
+            return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"cannot decode file: {reason}", line, column)]
+    if not any(r.may_match(source) for r in rule_types):
+        return []
+    return call_with_deep_stack(_lint_parsed, source, path, rule_types, prune)
+
+
+def _lint_parsed(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool) -> List[Diagnostic]:
     try:
         parsed = parse(source, rule_types, prune=prune)
+    except TooDeeplyNested as error:
+        return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)]
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return [syntax_error_diagnostic(path, error, source)]
     if parsed is None or not parsed.violations:

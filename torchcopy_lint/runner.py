@@ -3,28 +3,31 @@
 Front ends (the CLI, tests) call ``run``; the flake8 plugin calls the engine
 directly. Workers only ever receive a path and the enabled codes and return
 plain diagnostics, gathered and sorted in the parent for deterministic output.
+Every file is linted in a worker process, ``--jobs 1`` included (isolation.py):
+a file that crashes the parser or runs past the time budget costs that file
+only (TCL003/TCL004). Files that are not regular files are skipped, not read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key
+from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic
+from .diagnostics import Applicability, Diagnostic, failed_to_lint, over_budget
+from .files import NotRegularFile, irregular_kind, read_source
+from .isolation import Failure, run_isolated
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
-READ_ERROR_CODE = "TCL002"
 
 
 @dataclass
@@ -36,6 +39,7 @@ class FileReport:
     error: str = ""
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
+    skipped: str = ""  # why the file was not read at all (not a regular file)
 
 
 @dataclass
@@ -104,22 +108,32 @@ class Job:
 
 
 def process(job: Job) -> FileReport:
-    """Lint (and maybe fix) one file. Never raises for bad input."""
+    """Lint (and maybe fix) one file. Never raises: bad input is reported, an internal error is TCL003."""
     content = job.content
     if content is None:
         try:
-            with open(job.path, "rb") as handle:
-                content = handle.read()
+            content = read_source(job.path)
+        except NotRegularFile as error:
+            return FileReport(job.path, [], skipped=str(error))
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
+    try:
+        return _lint_and_fix(job, content)
+    except Exception as error:  # a bug of ours: this file is reported, the run goes on
+        detail = (str(error).splitlines() or [""])[0][:300]
+        return FileReport(job.path, [failed_to_lint(job.path, f"{type(error).__name__}: {detail}")])
+
+
+def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = cache_key(content, job.codes) if job.cache else ""
     diagnostics = _lint_bytes(content, job.path, job.codes)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
     from .fixer import FixError, fix_source, write_atomically
+    from .precheck import call_with_deep_stack
 
     try:
-        result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
+        result = call_with_deep_stack(fix_source, content, _rule_types(job.codes), job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = _lint_bytes(result.source, job.path, job.codes)
@@ -136,10 +150,6 @@ def process(job: Job) -> FileReport:
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
-
-
-def process_batch(jobs: Sequence[Job]) -> List[FileReport]:
-    return [process(job) for job in jobs]
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
@@ -180,16 +190,7 @@ def _worker_init() -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
 
-BIG_FILE = 256_000  # bytes; big files go to one worker so that two never parse one each at once
-
-
-def _batches(jobs: List[Job], workers: int) -> List[List[Job]]:
-    """Big files first, all in one batch; the rest in small batches for load balance."""
-    sizes = {job.path: _size(job.path) for job in jobs}
-    big = [job for job in jobs if sizes[job.path] > BIG_FILE]
-    small = [job for job in jobs if sizes[job.path] <= BIG_FILE]
-    size = max(1, min(16, len(small) // (workers * 8) or 1))
-    return ([big] if big else []) + [small[i:i + size] for i in range(0, len(small), size)]
+BIG_FILE = 256_000  # bytes; at most one file this big is parsed at a time, so that two never add up
 
 
 def _size(path: str) -> int:
@@ -199,15 +200,43 @@ def _size(path: str) -> int:
         return 0
 
 
+def _not_regular(path: str) -> str:
+    """Why ``path`` is skipped ("" to read it): FIFOs, sockets and devices would block or never end."""
+    try:
+        kind = irregular_kind(os.stat(path).st_mode)
+    except OSError:
+        return ""  # the worker reports why it cannot be read
+    return f"not a regular file ({kind})" if kind else ""
+
+
+def _lint_isolated(jobs: List[Job], workers: int, timeout: Optional[float], bar: "Progress") -> List[FileReport]:
+    """``process`` every job in worker processes; a crash or a hang costs that file only."""
+    def failed(job: Job, failure: Failure) -> FileReport:
+        if failure.kind == "timeout" and timeout:
+            return FileReport(job.path, [over_budget(job.path, timeout)])
+        reason = f"the parser crashed ({failure.detail})" if failure.kind == "crash" else failure.detail
+        return FileReport(job.path, [failed_to_lint(job.path, reason)])
+
+    if workers > 1 and len(jobs) > 1:
+        _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
+    heavy = [_size(job.path) > BIG_FILE if job.content is None else len(job.content) > BIG_FILE for job in jobs]
+    order = sorted(range(len(jobs)), key=lambda i: not heavy[i])  # big files first (stable)
+    ordered = [jobs[i] for i in order]
+    return run_isolated(ordered, process, workers=workers, on_failure=failed, timeout=timeout,
+                        heavy=[heavy[i] for i in order], paths=[job.path for job in ordered],
+                        initializer=_worker_init, progress=bar.advance)
+
+
 def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
         jobs: Optional[int] = None, cache_dir: Optional[str] = None, progress: bool = False,
         stdin: Optional[Tuple[str, bytes]] = None) -> RunReport:
     """Lint ``paths`` (or one stdin buffer) and return every file's report."""
     report = RunReport()
+    timeout = settings.file_timeout or None
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
-        result = process(Job("-", codes, mode, unsafe, content))
+        result = _lint_isolated([Job("-", codes, mode, unsafe, content)], 1, timeout, Progress(1, False))[0]
         result.path = name
         result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
         report.files.append(result)
@@ -217,11 +246,14 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
     for path in files:
+        skipped = _not_regular(path)
+        if skipped:
+            report.files.append(FileReport(path, [], skipped=skipped))
+            continue
         codes = settings.codes_for(path, ALL_CODES)
         if cache is not None:
             try:
-                with open(path, "rb") as handle:
-                    entry = cache.get(cache_key(handle.read(), codes))
+                entry = cache.get(cache_key(read_source(path), codes))
             except OSError:
                 entry = None  # the worker reports it
             if entry is not None:
@@ -233,22 +265,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
-    workers = jobs or os.cpu_count() or 1
-    results: List[FileReport] = []
-    if workers <= 1 or len(pending) <= 1:
-        for job in pending:
-            results.append(process(job))
-            bar.advance()
-    else:
-        _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
-        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
-                                 initializer=_worker_init) as pool:
-            futures = [pool.submit(process_batch, batch) for batch in _batches(pending, workers)]
-            for future in as_completed(futures):
-                batch_results = future.result()
-                results.extend(batch_results)
-                bar.advance(len(batch_results))
+    results = _lint_isolated(pending, jobs or os.cpu_count() or 1, timeout, bar) if pending else []
     bar.close()
 
     for result in results:
