@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional
 
 from .codes import INTERNAL_ERROR_CODE, SYNTAX_ERROR_CODE, TIMEOUT_CODE
 
-__all__ = ["Applicability", "Fix", "Diagnostic", "SYNTAX_ERROR_CODE", "file_diagnostic", "failed_to_lint", "over_budget"]
+__all__ = ["Applicability", "Fix", "Diagnostic", "SYNTAX_ERROR_CODE", "file_diagnostic", "failed_to_lint", "internal_error", "over_budget"]
 
 
 class Applicability(str, Enum):
@@ -98,6 +98,12 @@ def file_diagnostic(path: str, code: str, message: str, line: int = 1, column: i
 def failed_to_lint(path: str, reason: str) -> Diagnostic:
     """TCL003: linting ``path`` failed for a reason of ours, not the user's (ruff's "Failed to lint")."""
     return file_diagnostic(path, INTERNAL_ERROR_CODE, f"failed to lint {path}: {reason}; please report this to {REPORT_TO}")
+
+
+def internal_error(path: str, error: BaseException) -> Diagnostic:
+    """TCL003 for an exception raised while linting ``path``."""
+    detail = (str(error).splitlines() or [""])[0][:300]
+    return failed_to_lint(path, f"{type(error).__name__}: {detail}" if detail else type(error).__name__)
 
 
 def over_budget(path: str, seconds: float) -> Diagnostic:

@@ -9,7 +9,6 @@ positions are computed only for files that produced a violation.
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix, file
 from .imports import ImportMap
 from .inference import Inference, Kind
 from .noqa import is_suppressed
-from .precheck import TooDeeplyNested, call_with_deep_stack, cpython_tree, decode_problem
+from .precheck import TooDeeplyNested, call_with_deep_stack, cpython_tree, decode_problem, syntax_error_diagnostic
 from .prune import prune as prune_source
 from .walk import child_fields
 
@@ -320,22 +319,6 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False)
     violations = run_rules(module, active)
     lines = _decode_lines(source, module) if violations else []
     return ParsedFile(module, violations, lines)
-
-
-def syntax_error_diagnostic(path: str, error: Exception, source: Optional[Source] = None) -> Diagnostic:
-    """TCL001, located and worded by CPython's own parser when it agrees the file is invalid."""
-    line = getattr(error, "raw_line", 1) or 1
-    column = (getattr(error, "raw_column", 0) or 0) + 1
-    message = getattr(error, "message", None) or str(error).splitlines()[0]
-    if source is not None:
-        try:
-            compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-        except SyntaxError as cpython:
-            line, column = cpython.lineno or line, cpython.offset or column
-            message = cpython.msg
-        except (ValueError, UnicodeDecodeError) as other:  # null bytes, bad encodings
-            message = str(other)
-    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR_CODE, f"syntax error: {message}")
 
 
 def _count_comments(node: cst.CSTNode) -> int:

@@ -5,7 +5,9 @@ It reuses the lines flake8 already read and reports exactly what the CLI reports
 as flake8 expects; flake8 prints them 1-based, like the CLI. The source goes to
 the engine as UTF-8 bytes, as the CLI's does, so that both take the same
 (pruned) path; a file that declares another encoding goes as text. The engine
-(and LibCST) is imported only for a file that passes the rules' prefilter.
+(and LibCST) is imported only for a file that passes the rules' prefilter. It never
+raises into flake8: an internal error is reported as TCL003 (guard.py), and input
+that would crash LibCST's parser never reaches it (precheck.py).
 """
 
 from __future__ import annotations
@@ -29,10 +31,9 @@ class TorchCopyLintPlugin:
         text = "".join(self.lines)
         if not may_match_any(text):
             return  # no rule can match: LibCST is not even imported
-        from .engine import lint_source
-        from .rules import ALL_RULES
+        from .guard import lint_in_host
 
         head = "".join(self.lines[:2]).encode("utf-8", "replace")
-        source = text.encode("utf-8") if declares_utf8(head) else text
-        for d in lint_source(source, self.filename, ALL_RULES):
+        source = text.encode("utf-8", "surrogateescape") if declares_utf8(head) else text
+        for d in lint_in_host(source, self.filename):
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

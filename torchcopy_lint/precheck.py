@@ -25,6 +25,8 @@ import sys
 import threading
 from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
 
+from .diagnostics import SYNTAX_ERROR_CODE, Diagnostic, file_diagnostic
+
 T = TypeVar("T")
 
 _BOMS = (
@@ -39,6 +41,8 @@ Problem = Tuple[int, int, str]  # line, column (1-based), reason
 
 
 def _declared_encoding(source: bytes) -> Optional[bytes]:
+    if source.startswith(codecs.BOM_UTF8):
+        source = source[len(codecs.BOM_UTF8):]
     lines = source.split(b"\n", 2)[:2]
     for index, line in enumerate(lines):
         found = _COOKIE.match(line)
@@ -125,7 +129,26 @@ def _too_deep(detail: str, line: int, column: int) -> TooDeeplyNested:
     return error
 
 
+def syntax_error_diagnostic(path: str, error: Exception, source: Optional[Union[str, bytes]] = None) -> Diagnostic:
+    """TCL001, located and worded by CPython's own parser when it agrees the file is invalid."""
+    line = getattr(error, "raw_line", 1) or 1
+    column = (getattr(error, "raw_column", 0) or 0) + 1
+    message = getattr(error, "message", None) or str(error).splitlines()[0]
+    if source is not None:
+        try:
+            compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        except SyntaxError as cpython:
+            line, column = cpython.lineno or line, cpython.offset or column
+            message = cpython.msg
+        except (ValueError, UnicodeDecodeError) as other:  # null bytes, bad encodings
+            message = str(other)
+        except (RecursionError, MemoryError):
+            pass  # keep LibCST's words
+    return file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {message}", max(1, line), max(1, column))
+
+
 DEEP_STACK = 512 * 1024 * 1024  # bytes of address space; only the pages used are committed
+DEEP_RECURSION = 60_000  # Python frames on it: ~9 KiB of stack each at most, far above CPython's use
 _stack_lock = threading.Lock()
 
 
@@ -139,6 +162,10 @@ def call_with_deep_stack(function: Callable[..., T], *args: Any) -> T:
         except BaseException as error:  # handed to the caller
             outcome.append((False, error))
 
+    limit = sys.getrecursionlimit()
+    raised = limit < DEEP_RECURSION
+    if raised:  # process-wide too: raised while the deep thread runs, then put back
+        sys.setrecursionlimit(DEEP_RECURSION)
     try:
         with _stack_lock:  # threading.stack_size is process-wide: set it only around the start
             previous = threading.stack_size(DEEP_STACK)
@@ -148,8 +175,14 @@ def call_with_deep_stack(function: Callable[..., T], *args: Any) -> T:
             finally:
                 threading.stack_size(previous)
     except (RuntimeError, ValueError, MemoryError):  # no thread (or no such stack) to be had
+        if raised:
+            sys.setrecursionlimit(limit)
         return function(*args)
-    thread.join()
+    try:
+        thread.join()
+    finally:
+        if raised and sys.getrecursionlimit() == DEEP_RECURSION:
+            sys.setrecursionlimit(limit)
     ok, value = outcome[0]
     if ok:
         return value

@@ -22,7 +22,7 @@ from .cache import ResultCache, cache_key
 from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic, failed_to_lint, over_budget
+from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, irregular_kind, read_source
 from .isolation import Failure, run_isolated
 
@@ -120,8 +120,7 @@ def process(job: Job) -> FileReport:
     try:
         return _lint_and_fix(job, content)
     except Exception as error:  # a bug of ours: this file is reported, the run goes on
-        detail = (str(error).splitlines() or [""])[0][:300]
-        return FileReport(job.path, [failed_to_lint(job.path, f"{type(error).__name__}: {detail}")])
+        return FileReport(job.path, [internal_error(job.path, error)])
 
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:

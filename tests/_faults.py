@@ -1,0 +1,38 @@
+"""Run the CLI with faults injected into the engine, to test that the run survives them.
+
+``python tests/_faults.py ARGS...`` runs ``torchcopy-lint ARGS...`` after replacing
+``engine.lint_source`` with a wrapper that, for a file whose text holds a marker,
+really crashes or hangs the process linting it (a forked worker inherits the wrapper):
+
+    # inject: segfault   -> SIGSEGV       # inject: exit  -> os._exit(3)
+    # inject: hang       -> sleeps        # inject: raise -> RuntimeError
+"""
+
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from torchcopy_lint import cli, engine  # noqa: E402
+
+_real_lint_source = engine.lint_source
+
+
+def _faulty_lint_source(source, path, rule_types, prune=True):
+    text = source if isinstance(source, bytes) else source.encode()
+    if b"# inject: segfault" in text:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if b"# inject: exit" in text:
+        os._exit(3)
+    if b"# inject: hang" in text:
+        time.sleep(600)
+    if b"# inject: raise" in text:
+        raise RuntimeError("injected fault")
+    return _real_lint_source(source, path, rule_types, prune)
+
+
+if __name__ == "__main__":
+    engine.lint_source = _faulty_lint_source
+    sys.exit(cli.main(sys.argv[1:]))
