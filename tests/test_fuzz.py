@@ -19,6 +19,7 @@ import pytest
 
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.fixer import fix_source
+from torchcopy_lint.precheck import call_with_deep_stack
 from torchcopy_lint.rules import ALL_RULES
 
 HAZARDS = b"\nimport torch\nt = torch.zeros(3)\nu = t.clone().detach()\nv = torch.tensor(t)\n"
@@ -93,9 +94,9 @@ def _check_fixes(source: bytes) -> Dict[str, bytes]:
     assert not [d for d in diagnostics if d.code in ("TCL003", "TCL004")], diagnostics
     fixed = {}
     for unsafe in (False, True):
-        result = fix_source(source, ALL_RULES, unsafe=unsafe)
+        result = call_with_deep_stack(fix_source, source, ALL_RULES, unsafe)  # as the runner calls it
         compile(result.source, "fixed.py", "exec")  # re-parses (and CPython agrees)
-        again = fix_source(result.source, ALL_RULES, unsafe=unsafe)
+        again = call_with_deep_stack(fix_source, result.source, ALL_RULES, unsafe)
         assert again.source == result.source and again.applied == 0, "a second --fix changed something"
         if not unsafe:
             assert sorted(_comments(result.source)) == sorted(_comments(source)), "a safe fix lost a comment"

@@ -13,7 +13,7 @@ import sys
 from typing import List, Optional, Sequence
 
 from . import __version__
-from .codes import INTERNAL_ERROR_CODE
+from .codes import INTERNAL_ERROR_CODE, META_CODES
 from .config import (ConfigError, Settings, _split_codes, find_pyproject, load_settings, parse_timeout,
                      validate_codes)
 
@@ -155,6 +155,9 @@ def explain(argv: Sequence[str]) -> int:
             print(f"{rule.code}  {rule.name:<26} {rule.message}")
         return 0
     rule = RULES_BY_CODE.get(args.code.upper())
+    if rule is None and args.code.upper() in META_CODES:
+        print(f"{args.code.upper()}  {META_CODES[args.code.upper()]} (reported about a file, not by a rule)")
+        return 0
     if rule is None:
         print(f"torchcopy-lint: error: unknown rule {args.code!r}", file=sys.stderr)
         return 2
