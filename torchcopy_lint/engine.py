@@ -301,8 +301,11 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False)
     unchanged, see prune.py); fixing always parses the full source.
     """
     active = [r for r in rule_types if r.may_match(source)]
-    if not active:
-        return None
+    return _parse_active(source, active, prune) if active else None
+
+
+def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool) -> ParsedFile:
+    """``parse`` for the rules that passed the prefilter."""
     tree = cpython_tree(source)  # raises TooDeeplyNested before LibCST's parser can crash on it
     pruned = None
     if prune and tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
@@ -370,18 +373,19 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
         if problem is not None:
             line, column, reason = problem
             return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"cannot decode file: {reason}", line, column)]
-    if not any(r.may_match(source) for r in rule_types):
+    active = [r for r in rule_types if r.may_match(source)]
+    if not active:
         return []
-    return call_with_deep_stack(_lint_parsed, source, path, rule_types, prune)
+    return call_with_deep_stack(_lint_parsed, source, path, active, prune)
 
 
-def _lint_parsed(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool) -> List[Diagnostic]:
+def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune: bool) -> List[Diagnostic]:
     try:
-        parsed = parse(source, rule_types, prune=prune)
+        parsed = _parse_active(source, active, prune)
     except TooDeeplyNested as error:
         return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)]
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return [syntax_error_diagnostic(path, error, source)]
-    if parsed is None or not parsed.violations:
+    if not parsed.violations:
         return []
     return to_diagnostics(path, parsed)
