@@ -40,6 +40,21 @@ META_CODES: Dict[str, str] = {
     TIMEOUT_CODE: "file took longer than the per-file time budget (--file-timeout)",
 }
 
+# Names of the meta codes, as rules have (SARIF's rule names, --statistics).
+META_NAMES: Dict[str, str] = {
+    SYNTAX_ERROR_CODE: "syntax-error",
+    READ_ERROR_CODE: "unreadable-file",
+    INTERNAL_ERROR_CODE: "failed-to-lint",
+    TIMEOUT_CODE: "file-timeout",
+}
+
+ALL_CODES = tuple(META_CODES) + RULE_CODES
+
+
+def severity(code: str) -> str:
+    """One severity for every output format: a file that could not be linted is an error, a finding a warning."""
+    return "error" if code in META_CODES else "warning"
+
 
 @lru_cache(maxsize=None)
 def _compiled(code: str, as_bytes: bool):

@@ -24,7 +24,7 @@ from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix, file
 from .imports import ImportMap
 from .inference import Inference, Kind
 from .noqa import is_suppressed
-from .precheck import TooDeeplyNested, call_with_deep_stack, cpython_tree, decode_problem, syntax_error_diagnostic
+from .precheck import TooDeeplyNested, call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
 from .prune import prune as prune_source
 from .walk import child_fields
 
@@ -368,11 +368,9 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
 
     A file Python cannot decode is reported even when no rule could match it; the parse
     and the rules run on a thread with a deep stack (precheck.py)."""
-    if isinstance(source, bytes):
-        problem = decode_problem(source)
-        if problem is not None:
-            line, column, reason = problem
-            return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"cannot decode file: {reason}", line, column)]
+    problem = decode_diagnostic(path, source) if isinstance(source, bytes) else None
+    if problem is not None:
+        return [problem]
     active = [r for r in rule_types if r.may_match(source)]
     if not active:
         return []

@@ -91,6 +91,15 @@ def decode_problem(source: bytes) -> Optional[Problem]:
     return None
 
 
+def decode_diagnostic(path: str, source: bytes) -> Optional[Diagnostic]:
+    """TCL001 for a file Python cannot decode, or None."""
+    problem = decode_problem(source)
+    if problem is None:
+        return None
+    line, column, reason = problem
+    return file_diagnostic(path, SYNTAX_ERROR_CODE, f"cannot decode file: {reason}", line, column)
+
+
 # CPython's messages for nesting it cannot handle (the tokenizer's and the PEG parser's).
 _TOO_DEEP = ("too many nested parentheses", "too complex", "too many nested", "stack overflow")
 _CPYTHON_LIMIT = 1000  # the default recursion limit: CPython's verdict must not depend on the caller's

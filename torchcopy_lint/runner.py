@@ -16,15 +16,15 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key
 from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
+from .codes import may_match
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
-from .files import NotRegularFile, irregular_kind, read_source
-from .isolation import Failure, run_isolated
+from .files import NotRegularFile, read_source
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
@@ -40,6 +40,7 @@ class FileReport:
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
     skipped: str = ""  # why the file was not read at all (not a regular file)
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
 
 @dataclass
@@ -58,10 +59,13 @@ class RunReport:
 
 
 def discover(paths: Sequence[str], settings: Settings) -> List[str]:
-    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are kept."""
+    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are
+    kept (unless ``force-exclude`` excludes them or a directory above them)."""
     found: List[str] = []
     seen = set()
     for path in paths:
+        if settings.is_force_excluded(path):
+            continue
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
@@ -87,7 +91,22 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
     return Diagnostic(path, 1, 1, 1, 1, READ_ERROR_CODE, f"cannot read file: {reason}")
 
 
+def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
+    """The rules' prefilter: False means no enabled rule can report anything in ``content``."""
+    return any(may_match(code, content) for code in codes)
+
+
+def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
+    """TCL001 for a file Python cannot decode, also where no rule's trigger occurs (UTF-16, bad bytes)."""
+    from .precheck import decode_diagnostic
+
+    problem = decode_diagnostic(path, content)
+    return [problem] if problem is not None else []
+
+
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+    if not may_match_any(content, codes):
+        return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
     return lint_source(content, path, _rule_types(codes))
@@ -137,7 +156,8 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = _lint_bytes(result.source, job.path, job.codes)
     report = FileReport(job.path, remaining, fixed=result.applied,
-                        content=result.source if job.path == "-" else None)
+                        content=result.source if job.path == "-" else None,
+                        fixed_codes=_fixed_codes(diagnostics, remaining))
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
@@ -149,6 +169,15 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
+
+
+def _fixed_codes(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for d in before:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    for d in after:
+        counts[d.code] = counts.get(d.code, 0) - 1
+    return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
@@ -199,25 +228,18 @@ def _size(path: str) -> int:
         return 0
 
 
-def _not_regular(path: str) -> str:
-    """Why ``path`` is skipped ("" to read it): FIFOs, sockets and devices would block or never end."""
-    try:
-        kind = irregular_kind(os.stat(path).st_mode)
-    except OSError:
-        return ""  # the worker reports why it cannot be read
-    return f"not a regular file ({kind})" if kind else ""
-
-
 def _lint_isolated(jobs: List[Job], workers: int, timeout: Optional[float], bar: "Progress") -> List[FileReport]:
     """``process`` every job in worker processes; a crash or a hang costs that file only."""
+    from .isolation import Failure, run_isolated  # only here: a run that needs no worker does not pay for it
+
     def failed(job: Job, failure: Failure) -> FileReport:
         if failure.kind == "timeout" and timeout:
             return FileReport(job.path, [over_budget(job.path, timeout)])
         reason = f"the parser crashed ({failure.detail})" if failure.kind == "crash" else failure.detail
         return FileReport(job.path, [failed_to_lint(job.path, reason)])
 
-    if workers > 1 and len(jobs) > 1:
-        _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
+    if sys.platform.startswith("linux"):
+        _rule_types(frozenset())  # import the engine once here: forked workers (and their replacements) inherit it
     heavy = [_size(job.path) > BIG_FILE if job.content is None else len(job.content) > BIG_FILE for job in jobs]
     order = sorted(range(len(jobs)), key=lambda i: not heavy[i])  # big files first (stable)
     ordered = [jobs[i] for i in order]
@@ -235,7 +257,10 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
-        result = _lint_isolated([Job("-", codes, mode, unsafe, content)], 1, timeout, Progress(1, False))[0]
+        if may_match_any(content, codes):
+            result = _lint_isolated([Job("-", codes, mode, unsafe, content)], 1, timeout, Progress(1, False))[0]
+        else:  # no rule can match: no worker, no parse
+            result = FileReport("-", _undecodable("-", content), content=content)
         result.path = name
         result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
         report.files.append(result)
@@ -244,27 +269,32 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     files = discover(paths, settings)
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
+    results: List[FileReport] = []
     for path in files:
-        skipped = _not_regular(path)
-        if skipped:
-            report.files.append(FileReport(path, [], skipped=skipped))
-            continue
         codes = settings.codes_for(path, ALL_CODES)
-        if cache is not None:
-            try:
-                entry = cache.get(cache_key(read_source(path), codes))
-            except OSError:
-                entry = None  # the worker reports it
-            if entry is not None:
-                diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
-                if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
-                    report.files.append(FileReport(path, diagnostics))
-                    continue
+        try:
+            content: Optional[bytes] = read_source(path)
+        except NotRegularFile as error:
+            report.files.append(FileReport(path, [], skipped=str(error)))
+            continue
+        except OSError:
+            content = None  # the worker reports it
+        key = cache_key(content, codes) if cache is not None and content is not None else ""
+        entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        if entry is not None:
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
+                report.files.append(FileReport(path, diagnostics))
+                continue
+        if content is not None and not may_match_any(content, codes):
+            # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
+            results.append(FileReport(path, _undecodable(path, content), key=key))
+            continue
         pending.append(Job(path, codes, mode, unsafe, cache=cache is not None))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
-    results = _lint_isolated(pending, jobs or os.cpu_count() or 1, timeout, bar) if pending else []
+    results.extend(_lint_isolated(pending, jobs or os.cpu_count() or 1, timeout, bar) if pending else [])
     bar.close()
 
     for result in results:
