@@ -12,7 +12,8 @@ from typing import Any, Dict, Optional
 
 from .codes import INTERNAL_ERROR_CODE, SYNTAX_ERROR_CODE, TIMEOUT_CODE
 
-__all__ = ["Applicability", "Fix", "Diagnostic", "SYNTAX_ERROR_CODE", "file_diagnostic", "failed_to_lint", "internal_error", "over_budget"]
+__all__ = ["Applicability", "Fix", "Diagnostic", "SYNTAX_ERROR_CODE", "file_diagnostic", "failed_to_lint",
+           "internal_error", "over_budget"]
 
 
 class Applicability(str, Enum):
@@ -97,7 +98,8 @@ def file_diagnostic(path: str, code: str, message: str, line: int = 1, column: i
 
 def failed_to_lint(path: str, reason: str) -> Diagnostic:
     """TCL003: linting ``path`` failed for a reason of ours, not the user's (ruff's "Failed to lint")."""
-    return file_diagnostic(path, INTERNAL_ERROR_CODE, f"failed to lint {path}: {reason}; please report this to {REPORT_TO}")
+    return file_diagnostic(path, INTERNAL_ERROR_CODE,
+                           f"failed to lint {path}: {reason}; please report this to {REPORT_TO}")
 
 
 def internal_error(path: str, error: BaseException) -> Diagnostic:
@@ -108,5 +110,5 @@ def internal_error(path: str, error: BaseException) -> Diagnostic:
 
 def over_budget(path: str, seconds: float) -> Diagnostic:
     """TCL004: the file took longer than the per-file time budget."""
-    return file_diagnostic(path, TIMEOUT_CODE, f"not linted: took longer than the per-file time budget of {seconds:g} s "
-                                               "(--file-timeout / file-timeout)")
+    return file_diagnostic(path, TIMEOUT_CODE, f"not linted: took longer than the per-file time budget of "
+                                               f"{seconds:g} s (--file-timeout / file-timeout)")

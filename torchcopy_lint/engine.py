@@ -381,7 +381,8 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune:
     try:
         parsed = _parse_active(source, active, prune)
     except TooDeeplyNested as error:
-        return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1)]
+        return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {error.msg}",
+                                error.lineno or 1, error.offset or 1)]
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return [syntax_error_diagnostic(path, error, source)]
     if not parsed.violations:

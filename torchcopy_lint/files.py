@@ -1,9 +1,10 @@
 """Reading source files: regular files only, and never a read that can block.
 
 A FIFO, socket or device named ``*.py`` would make a plain ``open`` (or ``read``)
-wait forever. Discovery skips what ``stat`` says is not a regular file; reading
-opens with ``O_NONBLOCK`` and checks ``fstat`` on the open descriptor, so a file
-swapped for a FIFO in between is still refused, never read.
+wait forever, and opening a device can have effects of its own. What ``stat`` says
+is not a regular file is never opened; the open itself is non-blocking and ``fstat``
+on the descriptor is checked again, so a file swapped for a FIFO in between is still
+refused, never read.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def irregular_kind(mode: int) -> str:
 
 def read_source(path: str) -> bytes:
     """The bytes of the regular file ``path``; NotRegularFile for anything else, OSError if unreadable."""
+    kind = irregular_kind(os.stat(path).st_mode)
+    if kind:
+        raise NotRegularFile(f"not a regular file ({kind})")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags)
     try:
