@@ -20,11 +20,11 @@ from libcst._nodes.internal import CodegenState  # private, but stable across 1.
 from libcst.metadata import CodePosition, CodeRange
 
 from . import codes
-from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix, file_diagnostic
+from .diagnostics import Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .inference import Inference, Kind
 from .noqa import is_suppressed
-from .precheck import TooDeeplyNested, call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
+from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
 from .prune import prune as prune_source
 from .walk import child_fields
 
@@ -380,10 +380,7 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
 def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune: bool) -> List[Diagnostic]:
     try:
         parsed = _parse_active(source, active, prune)
-    except TooDeeplyNested as error:
-        return [file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {error.msg}",
-                                error.lineno or 1, error.offset or 1)]
-    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:  # TooDeeplyNested too
         return [syntax_error_diagnostic(path, error, source)]
     if not parsed.violations:
         return []

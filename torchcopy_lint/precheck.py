@@ -140,6 +140,9 @@ def _too_deep(detail: str, line: int, column: int) -> TooDeeplyNested:
 
 def syntax_error_diagnostic(path: str, error: Exception, source: Optional[Union[str, bytes]] = None) -> Diagnostic:
     """TCL001, located and worded by CPython's own parser when it agrees the file is invalid."""
+    if isinstance(error, TooDeeplyNested):  # CPython's verdict already, and compiling again would recurse
+        return file_diagnostic(path, SYNTAX_ERROR_CODE, f"syntax error: {error.msg}", error.lineno or 1,
+                               error.offset or 1)
     line = getattr(error, "raw_line", 1) or 1
     column = (getattr(error, "raw_column", 0) or 0) + 1
     message = getattr(error, "message", None) or str(error).splitlines()[0]

@@ -122,7 +122,7 @@ class Job:
     codes: FrozenSet[str]
     mode: str = "check"  # check | fix | diff
     unsafe: bool = False
-    content: Optional[bytes] = None  # stdin only; files are read by the worker
+    content: Optional[bytes] = None  # as read by the parent; None: the worker reads the file (and reports why not)
     cache: bool = False  # whether the parent wants the cache key of what was linted
 
 
@@ -290,7 +290,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
             results.append(FileReport(path, _undecodable(path, content), key=key))
             continue
-        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None))
+        pending.append(Job(path, codes, mode, unsafe, content, cache=cache is not None))  # no second read
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
