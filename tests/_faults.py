@@ -20,7 +20,7 @@ from torchcopy_lint import cli, engine  # noqa: E402
 _real_lint_source = engine.lint_source
 
 
-def _faulty_lint_source(source, path, rule_types, prune=True):
+def _faulty_lint_source(source, path, rule_types, *args, **kwargs):
     text = source if isinstance(source, bytes) else source.encode()
     if b"# inject: segfault" in text:
         os.kill(os.getpid(), signal.SIGSEGV)
@@ -30,7 +30,7 @@ def _faulty_lint_source(source, path, rule_types, prune=True):
         time.sleep(600)
     if b"# inject: raise" in text:
         raise RuntimeError("injected fault")
-    return _real_lint_source(source, path, rule_types, prune)
+    return _real_lint_source(source, path, rule_types, *args, **kwargs)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, cache_key, dependencies_current
 from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
 from .codes import may_match
@@ -40,6 +40,7 @@ class FileReport:
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
     skipped: str = ""  # why the file was not read at all (not a regular file)
+    uses: Dict[str, str] = field(default_factory=dict)  # other files the result depended on -> digest
     fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
 
@@ -104,12 +105,12 @@ def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
     return [problem] if problem is not None else []
 
 
-def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None) -> List[Diagnostic]:
     if not may_match_any(content, codes):
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
-    return lint_source(content, path, _rule_types(codes))
+    return lint_source(content, path, _rule_types(codes), project=project)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
@@ -124,6 +125,8 @@ class Job:
     unsafe: bool = False
     content: Optional[bytes] = None  # as read by the parent; None: the worker reads the file (and reports why not)
     cache: bool = False  # whether the parent wants the cache key of what was linted
+    origin: Optional[str] = None  # where stdin's content belongs (--stdin-filename): gives its project
+    summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
 
 
 def process(job: Job) -> FileReport:
@@ -144,9 +147,14 @@ def process(job: Job) -> FileReport:
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = cache_key(content, job.codes) if job.cache else ""
-    diagnostics = _lint_bytes(content, job.path, job.codes)
+    from .semantic.project import ProjectIndex, configure_summary_cache
+
+    configure_summary_cache(job.summary_cache)
+    project = ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
+    diagnostics = _lint_bytes(content, job.path, job.codes, project)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
-        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
+        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
+                          uses=project.dependencies())
     from .fixer import FixError, fix_source, write_atomically
     from .precheck import call_with_deep_stack
 
@@ -154,7 +162,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
         result = call_with_deep_stack(fix_source, content, _rule_types(job.codes), job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
-    remaining = _lint_bytes(result.source, job.path, job.codes)
+    remaining = _lint_bytes(result.source, job.path, job.codes, project)
     report = FileReport(job.path, remaining, fixed=result.applied,
                         content=result.source if job.path == "-" else None,
                         fixed_codes=_fixed_codes(diagnostics, remaining))
@@ -163,6 +171,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
         report.fixed = 0
         report.diff = unified_diff(job.path, content, result.source)
         report.key = key
+        report.uses = project.dependencies()
     elif job.path != "-" and result.source != content:
         try:
             write_atomically(job.path, result.source)
@@ -257,8 +266,10 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
+        origin = name if name not in ("-", "<stdin>") else None
         if may_match_any(content, codes):
-            result = _lint_isolated([Job("-", codes, mode, unsafe, content)], 1, timeout, Progress(1, False))[0]
+            job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir)
+            result = _lint_isolated([job], 1, timeout, Progress(1, False))[0]
         else:  # no rule can match: no worker, no parse
             result = FileReport("-", _undecodable("-", content), content=content)
         result.path = name
@@ -270,6 +281,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
     results: List[FileReport] = []
+    digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
         try:
@@ -281,8 +293,10 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             content = None  # the worker reports it
         key = cache_key(content, codes) if cache is not None and content is not None else ""
         entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
+            entry = None  # a module it consulted changed
         if entry is not None:
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cache.diagnostics(entry)]  # type: ignore[union-attr]
             if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                 report.files.append(FileReport(path, diagnostics))
                 continue
@@ -290,7 +304,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
             results.append(FileReport(path, _undecodable(path, content), key=key))
             continue
-        pending.append(Job(path, codes, mode, unsafe, content, cache=cache is not None))  # no second read
+        pending.append(Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
+                           summary_cache=cache_dir))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
@@ -301,7 +316,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         report.files.append(result)
         if cache is not None and result.key and not result.error and not result.fixed:
             cache.put(result.key, [{k: v for k, v in d.to_json().items() if k != "path"}
-                                   for d in result.diagnostics])
+                                   for d in result.diagnostics], uses=result.uses)
     if cache is not None:
         cache.save()
     report.files.sort(key=lambda f: f.path)
