@@ -122,6 +122,19 @@ def test_internal_error_is_reported_and_other_files_are_fixed(tmp_path):
     assert b"Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_worker_killed_mid_write_leaves_the_file_whole_and_no_temporary_file(tmp_path, jobs):
+    slow = tmp_path / "slow.py"
+    slow.write_bytes(HAZARD + b"# inject: slow-write\n")
+    (tmp_path / "a.py").write_bytes(HAZARD)
+    result = run_faulty("--fix", "--jobs", jobs, "--file-timeout", "1", str(tmp_path))
+    assert lines_of(result).startswith(f"{slow}:1:1: TCL004 not linted: took longer than")
+    assert slow.read_bytes() == HAZARD + b"# inject: slow-write\n"
+    assert (tmp_path / "a.py").read_bytes() == HAZARD.replace(b"clone().detach()", b"detach().clone()")
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".torchcopy-lint-")]
+    assert result.returncode == 1
+
+
 def test_a_hang_on_stdin_is_bounded(tmp_path):
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     result = subprocess.run([sys.executable, FAULTS, "--isolated", "--file-timeout", "0.5", "--stdin-filename",
