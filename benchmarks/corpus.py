@@ -97,6 +97,15 @@ def entry_name(name: str, version: str) -> str:
     return f"{name.replace('/', '+')}-{version}"
 
 
+def split_entry(entry: str) -> Tuple[str, str]:
+    """(name, version) of a directory name made by ``entry_name``."""
+    for name, version in corpus_entries():
+        if entry_name(name, version) == entry:
+            return name, version
+    name, _, version = entry.rpartition("-")
+    return name.replace("+", "/"), version
+
+
 def entry_dir(dest: Path, name: str, version: str) -> Path:
     return dest / entry_name(name, version)
 
