@@ -93,11 +93,12 @@ def split_path(path: str, dest: Path) -> Optional[Tuple[str, str]]:
 
 
 def run_linter(paths: Sequence[Path], jobs: Optional[int] = None, checkout: Optional[Path] = None,
-               python: Optional[str] = None) -> List[dict]:
+               python: Optional[str] = None, extra: Sequence[str] = ()) -> List[dict]:
     """Diagnostics (JSON dicts) of ``torchcopy-lint --isolated --no-cache`` on ``paths``.
 
     ``checkout``: lint with the ``torchcopy_lint`` package of that source tree (put first on
     ``PYTHONPATH``), e.g. an old commit checked out with ``git worktree add``, to compare figures.
+    ``extra``: more options (fix_check.py passes ``--fix --unsafe-fixes``).
     """
     if not paths:
         return []
@@ -108,6 +109,7 @@ def run_linter(paths: Sequence[Path], jobs: Optional[int] = None, checkout: Opti
            "--output-format", "json"]
     if jobs:
         cmd += ["--jobs", str(jobs)]
+    cmd += list(extra)
     proc = subprocess.run(cmd + [str(p) for p in paths], capture_output=True, text=True, env=env)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"torchcopy-lint failed ({proc.returncode}): {proc.stderr[-2000:]}")
