@@ -9,8 +9,9 @@ The corpus is copied to a temporary directory (never fixed in place). The linter
 
 - a changed file that no longer parses (``ast.parse``) or no longer decodes;
 - a file that the second pass changes again (fixes must be idempotent);
-- a fix on a line that labels.tsv marks FP or TN for the rule at that line: a rewrite of a non-hazard,
-  the way a program is made to crash (``bindings[name].data.resize_`` -> ``.detach()`` on a namedtuple).
+- a changed line where the rule that reported it is labelled FP or TN in labels.tsv: a rewrite of a
+  non-hazard, the way a program is made to crash (``bindings[name].data.resize_`` -> ``.detach()`` on a
+  namedtuple).
 
 Also printed: files and lines changed per project, and the diagnostics that the first pass leaves (fixes
 that were not offered). Only the standard library is used; torch is never imported.
@@ -40,10 +41,11 @@ def _digests(root: Path) -> Dict[str, str]:
             for p in sorted(root.rglob("*.py")) if p.is_file()}
 
 
-def _fix(root: Path, entries: List[str], args: argparse.Namespace) -> None:
-    """One ``--fix --unsafe-fixes`` pass over ``root/<entry>`` (diagnostics left are not needed here)."""
-    precision.run_linter([root / e for e in entries], args.jobs, args.checkout, args.python,
-                         extra=["--fix", "--unsafe-fixes"])
+def _lint(root: Path, entries: List[str], args: argparse.Namespace, fix: bool) -> Set[precision.Key]:
+    """One pass over ``root/<entry>``, with ``--fix --unsafe-fixes`` when ``fix``: the diagnostics it reports."""
+    extra = ["--fix", "--unsafe-fixes"] if fix else []
+    diags = precision.run_linter([root / e for e in entries], args.jobs, args.checkout, args.python, extra=extra)
+    return set(precision.diagnostic_keys(diags, root))
 
 
 def _changed_lines(before: str, after: str) -> Set[int]:
@@ -74,20 +76,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not entries or missing:
         print(f"not in the corpus under {dest}: {missing or 'anything'} (run benchmarks/corpus.py)", file=sys.stderr)
         return 2
-    non_hazards: Dict[Tuple[str, str], Dict[int, List[str]]] = defaultdict(lambda: defaultdict(list))
+    non_hazards: Dict[Tuple[str, str], Dict[int, List[Tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
     for lab in precision.read_labels(args.labels):
         if lab.label in ("FP", "TN"):
-            non_hazards[(lab.entry, lab.path)][lab.line].append(f"{lab.code} {lab.label}: {lab.reason}")
+            non_hazards[(lab.entry, lab.path)][lab.line].append((lab.code, f"{lab.label}: {lab.reason}"))
 
     work = Path(tempfile.mkdtemp(prefix="tcl-fix-check-"))
     try:
         for e in entries:
             shutil.copytree(present[e], work / e, ignore=shutil.ignore_patterns(corpus.MARKER))
         original = _digests(work)
-        _fix(work, entries, args)
+        reported = _lint(work, entries, args, fix=False)
+        _lint(work, entries, args, fix=True)
         first = _digests(work)
         changed = sorted(k for k in first if first[k] != original.get(k))
-        _fix(work, entries, args)
+        left = _lint(work, entries, args, fix=True)
         second = _digests(work)
         unstable = sorted(k for k in second if second[k] != first.get(k))
 
@@ -108,10 +111,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             files_per_entry[entry] += 1
             lines_per_entry[entry] += len(lines)
             for line in sorted(lines):
-                for note in non_hazards.get((entry, path), {}).get(line, []):
-                    risky.append(f"{rel}:{line}: fixed a site labelled {note}")
-        left = precision.diagnostic_keys(precision.run_linter([work / e for e in entries], args.jobs, args.checkout,
-                                                              args.python), work)
+                for code, note in non_hazards.get((entry, path), {}).get(line, []):
+                    if (entry, path, line, code) in reported:
+                        risky.append(f"{rel}:{line}: fixed a site labelled {code} {note}")
     finally:
         if args.keep:
             print(f"fixed copy kept at {work}")
@@ -119,12 +121,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     print(f"corpus: {dest} ({len(entries)} projects, {len(original)} files)")
+    print(f"diagnostics before fixing: {dict(sorted(Counter(k[3] for k in reported).items()))}")
     print(f"files changed by pass 1: {len(changed)} ({sum(lines_per_entry.values())} lines)")
     for entry in sorted(files_per_entry):
         print(f"  {entry}: {files_per_entry[entry]} files, {lines_per_entry[entry]} lines")
     print(f"changed files that do not re-parse: {len(broken)}")
     print(f"files changed again by pass 2: {len(unstable)}")
-    print(f"fixes on lines labelled FP/TN: {len(risky)}")
+    print(f"fixes on lines labelled FP/TN for the reporting rule: {len(risky)}")
     print(f"diagnostics left after the fixes (no fix offered): {dict(sorted(Counter(k[3] for k in left).items()))}")
     for line in broken + [f"{u}: changed by the second pass" for u in unstable] + risky:
         print(f"FAIL {line}")
