@@ -110,7 +110,10 @@ def run_linter(paths: Sequence[Path], jobs: Optional[int] = None, checkout: Opti
     if jobs:
         cmd += ["--jobs", str(jobs)]
     cmd += list(extra)
-    proc = subprocess.run(cmd + [str(p) for p in paths], capture_output=True, text=True, env=env)
+    # ``-m`` puts the working directory first on sys.path: run from the checkout so that its package is the one
+    # imported (from this repository's root the working tree's own torchcopy_lint would shadow PYTHONPATH).
+    cwd = str(checkout.resolve()) if checkout is not None else None
+    proc = subprocess.run(cmd + [str(p.resolve()) for p in paths], capture_output=True, text=True, env=env, cwd=cwd)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"torchcopy-lint failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return json.loads(proc.stdout or "[]")
