@@ -195,15 +195,24 @@ def fetch_git(repo: str, commit: str, dest: Path, mirror_dir: Path) -> Optional[
     if not gitdir.is_dir():
         print(f"{repo}@{commit}: no mirror at {gitdir}: skipped", file=sys.stderr)
         return None
-    probe = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e", f"{commit}^{{commit}}"],
-                           capture_output=True)
+    try:
+        probe = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e", f"{commit}^{{commit}}"],
+                               capture_output=True)
+    except OSError as exc:
+        print(f"{repo}@{commit}: cannot run git ({exc}): skipped", file=sys.stderr)
+        return None
     if probe.returncode != 0:
         print(f"{repo}@{commit}: commit not in {gitdir}: skipped", file=sys.stderr)
         return None
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    count, missing = _unpack_git_py(gitdir, commit, target)
+    try:
+        count, missing = _unpack_git_py(gitdir, commit, target)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        print(f"{repo}@{commit}: reading {gitdir} failed ({exc}): skipped", file=sys.stderr)
+        return None
     if missing:
         print(f"{repo}@{commit}: {missing} .py blobs absent from the mirror: left out", file=sys.stderr)
     (target / MARKER).write_text(f"{repo}@{commit} {count} files from {gitdir}\n")
