@@ -15,6 +15,22 @@ import re
 from functools import lru_cache
 from typing import Dict, Tuple, Union
 
+#: What may sit between two tokens of one expression: whitespace and newlines, comments and line
+#: continuations (`f(  # note` + newline + `x)`). A comment runs to the end of its line, so every
+#: character is matched one way only and a failing search cannot backtrack exponentially.
+GAP = r"(?:\s|\\(?=[\r\n])|#[^\r\n]*(?![^\r\n]))*"
+
+
+def call_of(names: str) -> str:
+    """The regex of ``names`` followed by ``(``, with any GAP between."""
+    return names + GAP + r"\("
+
+
+#: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
+#: (not a literal list, number or string), with any GAP around the parenthesis.
+TENSOR_OF_NAME = r"(?<!\w)tensor" + GAP + r"\(" + GAP + r"(?:[A-Za-z_(\-~]|[^\x00-\x7f])"
+#: TCL101's alias: `tensor` imported (maybe under another name), comments allowed in the import list.
+TENSOR_IMPORT = r"\bimport\s*\(?(?:[\w\s,\\]|#[^\r\n]*(?![^\r\n]))*\btensor\b"
 #: Text that shows `copy.copy` may be called under another name: calls then can't be found by text.
 COPY_ALIAS = r"\bfrom\s+copy\s+import\s*(?:\([\w\s,]*?|(?:[\w \t,]|\\\r?\n)*?)(?<!\w)copy\b|\bimport\s+copy\s+as\b"
 #: Text that shows `torch.tensor`/`torch.as_tensor` may be called under another name.
@@ -26,13 +42,16 @@ KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\."
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
-    "TCL101": (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|\bimport\s*\(?[\w\s,\\]*\btensor\b",),
-    "TCL102": (r"\bnew_tensor\s*\(",),
+    "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
+    "TCL102": (call_of(r"\bnew_tensor"),),
     "TCL103": (r"\bclone\b", r"\bdetach\b"),
     # `.data` followed by an in-place method, a subscript or an assignment; or `.data` passed to `f_(`.
-    "TCL104": (r"(?<=\.)data\s*\)*\s*(?:\.\s*\w+_\s*\(|\[|=[^=]|[-+*/@%&|^]=)|\w_\s*\([^()]*?\.data\s*[,)]",),
+    # (GAP: comments and line breaks may come between the tokens.)
+    "TCL104": (r"\." + GAP + "data" + GAP + r"(?:\)" + GAP + r")*"
+               r"(?:\." + GAP + call_of(r"\w+_") + r"|\[|=[^=]|(?:\*\*|//|>>|<<|[-+*/@%&|^])=)"
+               r"|" + call_of(r"\w_") + r"[^()]*?\." + GAP + "data" + GAP + "[,)]",),
     # only training code is checked
-    "TCL105": (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\("),
+    "TCL105": (r"\bdeepcopy\b", call_of(r"\b(?:backward|step)")),
     # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses
     # may come between), or one of the three imported under another name.
     "TCL106": (r"\.\s*copy_\s*\(",

@@ -281,23 +281,29 @@ def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, pat
     return ParsedFile(module, violations, lines)
 
 
-def _count_comments(node: cst.CSTNode) -> int:
-    counter = _CommentCounter()
-    node.visit(counter)
-    return counter.count
+def _comments(node: cst.CSTNode) -> List[str]:
+    collector = _CommentCollector()
+    node.visit(collector)
+    return collector.comments
 
 
-class _CommentCounter(cst.CSTVisitor):
+class _CommentCollector(cst.CSTVisitor):
     def __init__(self) -> None:
-        self.count = 0
+        self.comments: List[str] = []
 
     def visit_Comment(self, node: cst.Comment) -> None:
-        self.count += 1
+        self.comments.append(node.value)
+
+
+def _keeps_in_order(kept: List[str], within: List[str]) -> bool:
+    rest = iter(within)
+    return all(any(c == r for r in rest) for c in kept)
 
 
 def effective_applicability(parsed: ParsedFile, fix: NodeFix) -> Applicability:
-    """A fix that would drop a comment is never safe."""
-    if fix.applicability is Applicability.SAFE and _count_comments(fix.target) > _count_comments(fix.replacement):
+    """A fix that would drop a comment, or move one past another, is never safe."""
+    if fix.applicability is Applicability.SAFE and not _keeps_in_order(_comments(fix.target),
+                                                                       _comments(fix.replacement)):
         return Applicability.UNSAFE
     return fix.applicability
 

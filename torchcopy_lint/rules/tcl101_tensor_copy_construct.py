@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..codes import KIND_EVIDENCE, TRIGGERS
+from ..codes import KIND_EVIDENCE, TENSOR_IMPORT, TENSOR_OF_NAME, TRIGGERS
 from ..engine import Rule
 from ..semantic import Kind
 from ._build import keyword, keyword_values, method
@@ -30,8 +30,8 @@ class TensorCopyConstruct(Rule):
     )
     triggers = TRIGGERS["TCL101"]  # in codes.py, importable without LibCST
     # Also keep what the semantic model reads elsewhere in the file (KIND_EVIDENCE).
-    segment_triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|" + KIND_EVIDENCE,)
-    unprunable = r"\bimport\s*\(?[\w\s,\\]*\btensor\b"  # `tensor` under another name: calls can't be found by text
+    segment_triggers = (TENSOR_OF_NAME + "|" + KIND_EVIDENCE,)
+    unprunable = TENSOR_IMPORT  # `tensor` under another name: calls can't be found by text
 
     VALID = [
         "import torch\ntorch.tensor([1.0, 2.0])",

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Applicability
-from ..codes import TRIGGERS
+from ..codes import KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
 from ..semantic import Kind
@@ -31,7 +31,7 @@ class NewTensorFromTensor(Rule):
     )
     triggers = TRIGGERS["TCL102"]  # in codes.py, importable without LibCST
     # Keep what the semantic model reads elsewhere (see TCL101): `-> Tensor` functions, calls passing config fields.
-    segment_triggers = (r"\bnew_tensor\s*\(|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)
+    segment_triggers = (TRIGGERS["TCL102"][0] + "|" + KIND_EVIDENCE,)
 
     VALID = [
         "import torch\nx = torch.zeros(2)\nx.new_tensor([1, 2])",
