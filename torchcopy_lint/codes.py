@@ -20,6 +20,10 @@ from typing import Dict, Tuple, Union
 #: character is matched one way only and a failing search cannot backtrack exponentially.
 GAP = r"(?:\s|\\(?=[\r\n])|#[^\r\n]*(?![^\r\n]))*"
 
+#: An attribute's dot, with spaces or continuations after it (not GAP: a sentence's `.` in a comment or
+#: docstring followed by a word on the next line is common, an attribute split that way is not).
+DOT = r"\.[ \t\f]*(?:\\\r?\n[ \t\f]*)*"
+
 
 def call_of(names: str) -> str:
     """The regex of ``names`` followed by ``(``, with any GAP between."""
@@ -46,10 +50,9 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL102": (call_of(r"\bnew_tensor"),),
     "TCL103": (r"\bclone\b", r"\bdetach\b"),
     # `.data` followed by an in-place method, a subscript or an assignment; or `.data` passed to `f_(`.
-    # (GAP: comments and line breaks may come between the tokens.)
-    "TCL104": (r"\." + GAP + "data" + GAP + r"(?:\)" + GAP + r")*"
-               r"(?:\." + GAP + call_of(r"\w+_") + r"|\[|=[^=]|(?:\*\*|//|>>|<<|[-+*/@%&|^])=)"
-               r"|" + call_of(r"\w_") + r"[^()]*?\." + GAP + "data" + GAP + "[,)]",),
+    "TCL104": (DOT + "data" + GAP + r"(?:\)" + GAP + r")*"
+               r"(?:" + DOT + call_of(r"\w+_") + r"|\[|=[^=]|(?:\*\*|//|>>|<<|[-+*/@%&|^])=)"
+               r"|" + call_of(r"\w_") + r"[^()]*?" + DOT + "data" + GAP + "[,)]",),
     # only training code is checked
     "TCL105": (r"\bdeepcopy\b", call_of(r"\b(?:backward|step)")),
     # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses

@@ -1,0 +1,57 @@
+"""The prefilter's triggers see through comments, line breaks and continuations between tokens,
+stay silent on near-misses, and cannot backtrack for long on hostile text."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchcopy_lint.codes import may_match
+from torchcopy_lint.engine import lint_source
+from torchcopy_lint.rules import ALL_RULES
+
+# Code (with `import torch`, `t` a tensor, `p` a parameter) the rule reports, written with gaps between tokens.
+SPLIT = {
+    "TCL101": [
+        "u = torch.tensor(  # a copy\n    t\n)",
+        "u = torch.tensor(\n    # the argument\n    t)",
+        "u = torch.tensor \\\n    (t)",
+        "u = f(torch.tensor  # odd\n      (t))",
+    ],
+    "TCL102": ["u = t.new_tensor(  # copy\n    t)", "u = t.new_tensor \\\n    (t)"],
+    "TCL104": [
+        "p.data.add_(  # bump\n    1)",
+        "(p.data  # the storage\n .zero_())",
+        "p.data \\\n    .mul_(2)",
+        "p.data **= 2",
+        "torch.nn.init.normal_(  # init\n    p.data)",
+    ],
+}
+PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
+
+NEAR_MISSES = {
+    "TCL101": ["x = torch.tensor(  # a list\n    [1, 2])", "s = 'tensor(  # not a call'\n"],
+    "TCL104": ["# The end of a sentence.\ndata = {}\n", "x = p.data  # read only\n"],
+}
+
+
+@pytest.mark.parametrize("code,snippet", [(c, s) for c, ss in SPLIT.items() for s in ss])
+def test_split_hazards_pass_the_prefilter_and_are_reported(code, snippet):
+    source = PRELUDE + snippet + "\n"
+    assert may_match(code, source) and may_match(code, source.encode())
+    assert code in [d.code for d in lint_source(source.encode(), "f.py", ALL_RULES)]
+
+
+@pytest.mark.parametrize("code,snippet", [(c, s) for c, ss in NEAR_MISSES.items() for s in ss])
+def test_near_misses_stay_out(code, snippet):
+    assert not may_match(code, snippet)
+
+
+@pytest.mark.parametrize("code,hostile", [
+    ("TCL101", "torch.tensor(" + "# ( # ( #\n" * 20_000 + "[1]"),
+    ("TCL101", "from torch import (" + "a,  # # , #\n" * 20_000 + ")"),
+    ("TCL104", "x.copy_(" + "a  # #\n" * 20_000 + "b.dat)"),
+    ("TCL104", "p.data" + " \\\n)" * 20_000 + ";"),
+])
+def test_hostile_text_fails_to_match_without_runaway_backtracking(code, hostile):
+    # Each gap is matched one way only, so these fail in milliseconds (an ambiguous gap would not finish).
+    assert not may_match(code, hostile) and not may_match(code, hostile.encode())
