@@ -262,3 +262,33 @@ def test_records_know_their_fields():
         node, stack = _reads(module, name)[-1]
         value = model.value_of(node, stack)
         assert (value.kind, value.fields) == (Kind.RECORD, fields), name
+
+
+def test_module_returning_torch_functions():
+    src = """
+    import torch
+    import torch.nn as nn
+    def f(x):
+        return x
+    m = torch.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    c = torch.compile(nn.Linear(2, 2))
+    g = torch.compile(f)
+    use(m, c, g)
+    """
+    assert _value_at(src, "m").kind is Kind.MODULE
+    assert _value_at(src, "c").kind is Kind.MODULE
+    assert _value_at(src, "g").kind is Kind.UNKNOWN  # a compiled function is not a module
+
+
+def test_a_value_or_none_is_the_value():
+    src = """
+    import torch.nn as nn
+    ema = nn.Linear(2, 2) if rank == 0 else None
+    opts = None if rank else {"lr": 1}
+    none = None if rank else None
+    use(ema, opts, none)
+    """
+    assert _value_at(src, "ema").kind is Kind.MODULE
+    assert _value_at(src, "opts").kind is Kind.MAPPING
+    assert _value_at(src, "none").kind is Kind.NOT_TENSOR
+    assert _value_at(src.replace("else None", "else [1]"), "ema").kind is Kind.UNKNOWN
