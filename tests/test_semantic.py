@@ -292,3 +292,22 @@ def test_a_value_or_none_is_the_value():
     assert _value_at(src, "opts").kind is Kind.MAPPING
     assert _value_at(src, "none").kind is Kind.NOT_TENSOR
     assert _value_at(src.replace("else None", "else [1]"), "ema").kind is Kind.UNKNOWN
+
+
+def test_the_module_a_parallel_wrapper_holds():
+    src = """
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    model = nn.Sequential()
+    if ddp:
+        model = DDP(model)
+    elif dp:
+        model = nn.DataParallel(model)
+    use(model.module, DDP(model).module, nn.Linear(2, 2).module)
+    """
+    model, module = _model(src)
+    call = module.body[-1].body[0].value
+    args = [a.value for a in call.args]
+    stack = [module, module.body[-1], module.body[-1].body[0], call]
+    kinds = [model.value_of(a, stack + [a]).kind for a in args]
+    assert kinds == [Kind.MODULE, Kind.MODULE, Kind.UNKNOWN]  # a Linear's `.module` is whatever was set

@@ -306,6 +306,8 @@ class Evaluator:
             return PARAMETER
         if base.kind is Kind.MODULE and attr in ("running_mean", "running_var"):
             return TENSOR  # batch-norm buffers
+        if base.kind is Kind.MODULE and attr == "module" and (base.cls is None or base.cls in v.MODULE_HOLDERS):
+            return Value(Kind.MODULE)  # the module a DataParallel/DDP wrapper (or an unknown mix of them) holds
         if base.kind in (Kind.MODULE, Kind.RECORD) and base.cls is not None:
             return self.model.classes.attribute_of_class(base.cls, attr, depth)
         return UNKNOWN
