@@ -67,7 +67,7 @@ class Calls:
             if q.startswith("torch.optim.") and last[:1].isupper():
                 return NOT_TENSOR if "lr_scheduler" in parts or "swa_utils" in parts else Value(Kind.OPTIMIZER, q)
             return None
-        if root in v.NON_PROJECT_ROOTS:
+        if self.model.outside_project(q):
             return None
         return self.project(q, call, depth)
 

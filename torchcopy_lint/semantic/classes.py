@@ -92,7 +92,7 @@ class Classes:
         local = self.local_class(expr)
         if local is not None:
             return self.instance(local)
-        if q is not None and q.split(".")[0] not in v.NON_PROJECT_ROOTS and self.model.project is not None:
+        if q is not None and not self.model.outside_project(q) and self.model.project is not None:
             index = self.model.project
             kind = index.module_class_kind(index.resolve(q) or q)
             if kind == "module":

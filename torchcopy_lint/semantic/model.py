@@ -24,6 +24,7 @@ from .syntax import all_params, buffer_key, target_keys
 from .guards import Guards
 from .kinds import UNKNOWN, Kind, Value, join, known
 from .scopes import Binding, Loop, Read, Scope, State
+from . import vocabulary as v
 
 _SCOPES = (cst.FunctionDef, cst.Module)
 
@@ -33,6 +34,8 @@ class SemanticModel:
         self.module = module
         self.imports = imports
         self.project = project
+        own = getattr(project, "module_name", None) or ""
+        self.own_package = own.split(".")[0]  # linting timm itself: timm.* names are the project's
         self.reads: Dict[int, Read] = {}
         self.loops: Dict[int, Loop] = {}
         self.class_scopes: Dict[int, Scope] = {}
@@ -48,6 +51,12 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.classes = Classes(self)
         self.calls = Calls(self)
+
+    def outside_project(self, qualified: str) -> bool:
+        """Whether ``qualified`` names a well-known library the index need not be asked about
+        (``vocabulary.NON_PROJECT_ROOTS``), unless that library is the project being linted."""
+        root = qualified.split(".")[0]
+        return root in v.NON_PROJECT_ROOTS and root != self.own_package
 
     # --- scopes ----------------------------------------------------------------------------------
 
