@@ -311,3 +311,20 @@ def test_the_module_a_parallel_wrapper_holds():
     stack = [module, module.body[-1], module.body[-1].body[0], call]
     kinds = [model.value_of(a, stack + [a]).kind for a in args]
     assert kinds == [Kind.MODULE, Kind.MODULE, Kind.UNKNOWN]  # a Linear's `.module` is whatever was set
+
+
+def test_a_walrus_in_a_loop_body_reaches_reads_at_the_loop_head():
+    src = """
+    import torch
+    x = 0
+    for i in range(3):
+        use(x)
+        if (x := torch.zeros(2)) is not None:
+            pass
+        f = lambda: (x := 1)
+    """
+    model, module = _model(src)
+    node, stack = _reads(module, "x")[0]
+    hows = sorted(b.value.__class__.__name__ for b in model.reaching(node, stack))
+    assert hows == ["Call", "Integer"]  # the lambda's walrus binds in the lambda
+    assert model.value_of(node, stack).kind is Kind.UNKNOWN  # a number or a tensor
