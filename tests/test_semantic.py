@@ -328,3 +328,31 @@ def test_a_walrus_in_a_loop_body_reaches_reads_at_the_loop_head():
     hows = sorted(b.value.__class__.__name__ for b in model.reaching(node, stack))
     assert hows == ["Call", "Integer"]  # the lambda's walrus binds in the lambda
     assert model.value_of(node, stack).kind is Kind.UNKNOWN  # a number or a tensor
+
+
+def test_a_function_nested_in_a_method_sees_the_class_attributes_through_self():
+    src = """
+    import torch
+    class Trainer:
+        def __init__(self):
+            self.buf = torch.zeros(2)
+        def run(self):
+            def inner():
+                return self.buf
+            def shadowed(self):
+                return self.buf
+            return inner, shadowed
+    """
+    model, module = _model(src)
+    found = []
+
+    def walk(node, stack):
+        stack = stack + [node]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value == "buf" \
+                and isinstance(stack[-2], cst.Return):
+            found.append(model.value_of(node, stack).kind)
+        for child in children(node):
+            walk(child, stack)
+
+    walk(module, [])
+    assert found == [Kind.TENSOR, Kind.UNKNOWN]  # `shadowed` binds its own `self`

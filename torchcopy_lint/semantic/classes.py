@@ -233,7 +233,10 @@ class Classes:
 
     def self_attribute_of_read(self, read, depth: int) -> Optional[Value]:
         head, _, attr = read.key.partition(".")
-        owner = read.scope.flow.owner_class
+        scope = read.scope.flow
+        while scope.owner_class is None and head not in scope.bindings and scope.parent is not None:
+            scope = scope.parent.flow  # a function nested in a method sees the method's `self`
+        owner = scope.owner_class
         if head != "self" or "." in attr or owner is None:
             return None
         return self.self_attribute(owner, attr)
