@@ -22,9 +22,9 @@ _MAX_ENTRIES = 200_000
 Entry = List[dict]  # diagnostics as JSON, path left out
 
 
-def cache_key(content: bytes, codes: FrozenSet[str]) -> str:
+def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False) -> str:
     digest = hashlib.blake2b(content, digest_size=16)
-    digest.update(("\0" + __version__ + "\0" + ",".join(sorted(codes))).encode())
+    digest.update(("\0" + __version__ + "\0" + ",".join(sorted(codes)) + ("\0ipynb" if notebook else "")).encode())
     return digest.hexdigest()
 
 

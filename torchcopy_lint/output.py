@@ -17,7 +17,7 @@ def format_text(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> str:
     lines = []
     for d in diagnostics:
         marker = " [*]" if _fixable(d, unsafe) else ""
-        lines.append(f"{d.path}:{d.line}:{d.column}: {d.code}{marker} {d.message}")
+        lines.append(f"{d.location}:{d.line}:{d.column}: {d.code}{marker} {d.message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -30,10 +30,17 @@ def format_github(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> st
     def esc(text: str) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
+    def where(d: Diagnostic) -> str:
+        if d.cell is not None:  # lines of a notebook cell are not lines of the .ipynb file
+            return ""
+        return f",line={d.line},col={d.column},endLine={d.end_line},endColumn={d.end_column}"
+
+    def text(d: Diagnostic) -> str:
+        prefix = f"cell {d.cell}:{d.line}:{d.column}: " if d.cell is not None else ""
+        return esc(prefix + d.code + " " + d.message)
+
     return "".join(
-        f"::error title=torchcopy-lint ({d.code}),file={d.path},line={d.line},col={d.column},"
-        f"endLine={d.end_line},endColumn={d.end_column}::{esc(d.code + ' ' + d.message)}\n"
-        for d in diagnostics
+        f"::error title=torchcopy-lint ({d.code}),file={d.path}{where(d)}::{text(d)}\n" for d in diagnostics
     )
 
 
@@ -56,6 +63,7 @@ def format_sarif(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> str
                 "region": {"startLine": d.line, "startColumn": d.column,
                            "endLine": d.end_line, "endColumn": d.end_column},
             }}],
+            **({"properties": {"cell": d.cell}} if d.cell is not None else {}),
         })
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

@@ -21,6 +21,7 @@ from .cache import ResultCache, cache_key
 from .codes import RULE_CODES as ALL_CODES
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic
+from .notebook import is_notebook
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
@@ -53,8 +54,11 @@ class RunReport:
         return sum(f.fixed for f in self.files)
 
 
+LINTED_SUFFIXES = (".py", ".ipynb")  # Jupyter notebooks too, as ruff does
+
+
 def discover(paths: Sequence[str], settings: Settings) -> List[str]:
-    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are kept."""
+    """Files under ``paths``: directories recurse over ``*.py``/``*.ipynb`` minus excludes; named files are kept."""
     found: List[str] = []
     seen = set()
     for path in paths:
@@ -63,7 +67,7 @@ def discover(paths: Sequence[str], settings: Settings) -> List[str]:
                 dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if name.endswith(".py") and not settings.is_excluded(full) and full not in seen:
+                    if name.endswith(LINTED_SUFFIXES) and not settings.is_excluded(full) and full not in seen:
                         seen.add(full)
                         found.append(full)
         elif path not in seen:
@@ -83,8 +87,11 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
     return Diagnostic(path, 1, 1, 1, 1, READ_ERROR_CODE, f"cannot read file: {reason}")
 
 
-def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
-    from .engine import lint_source
+def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], notebook: bool = False) -> List[Diagnostic]:
+    if notebook:
+        from .notebook import lint_notebook as lint_source
+    else:
+        from .engine import lint_source
 
     return lint_source(content, path, _rule_types(codes))
 
@@ -101,6 +108,7 @@ class Job:
     unsafe: bool = False
     content: Optional[bytes] = None  # stdin only; files are read by the worker
     cache: bool = False  # whether the parent wants the cache key of what was linted
+    notebook: bool = False  # a Jupyter notebook (.ipynb): see notebook/
 
 
 def process(job: Job) -> FileReport:
@@ -112,23 +120,26 @@ def process(job: Job) -> FileReport:
                 content = handle.read()
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
-    key = cache_key(content, job.codes) if job.cache else ""
-    diagnostics = _lint_bytes(content, job.path, job.codes)
+    key = cache_key(content, job.codes, job.notebook) if job.cache else ""
+    diagnostics = _lint_bytes(content, job.path, job.codes, job.notebook)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
     from .fixer import FixError, fix_source, write_atomically
 
+    fix, diff = fix_source, unified_diff
+    if job.notebook:
+        from .notebook import fix_notebook as fix, notebook_diff as diff
     try:
-        result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
+        result = fix(content, _rule_types(job.codes), unsafe=job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
-    remaining = _lint_bytes(result.source, job.path, job.codes)
+    remaining = _lint_bytes(result.source, job.path, job.codes, job.notebook)
     report = FileReport(job.path, remaining, fixed=result.applied,
                         content=result.source if job.path == "-" else None)
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
-        report.diff = unified_diff(job.path, content, result.source)
+        report.diff = diff(job.path, content, result.source)
         report.key = key
     elif job.path != "-" and result.source != content:
         try:
@@ -207,7 +218,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
-        result = process(Job("-", codes, mode, unsafe, content))
+        result = process(Job("-", codes, mode, unsafe, content, notebook=is_notebook(name)))
         result.path = name
         result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
         report.files.append(result)
@@ -221,7 +232,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         if cache is not None:
             try:
                 with open(path, "rb") as handle:
-                    entry = cache.get(cache_key(handle.read(), codes))
+                    entry = cache.get(cache_key(handle.read(), codes, is_notebook(path)))
             except OSError:
                 entry = None  # the worker reports it
             if entry is not None:
@@ -229,7 +240,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                     report.files.append(FileReport(path, diagnostics))
                     continue
-        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None))
+        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, notebook=is_notebook(path)))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
