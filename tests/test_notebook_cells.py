@@ -1,0 +1,133 @@
+"""Notebook cells as one program: IPython syntax neutralized in place, positions mapped back to cells."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from _support import FIXTURES, ROOT
+from torchcopy_lint.notebook import build_program, fix_cells, lint_cells, neutralize
+from torchcopy_lint.notebook.magics import split_lines
+from torchcopy_lint.rules import ALL_RULES
+
+IPYTHON = [
+    ("%matplotlib inline\n", "pass              \n"),
+    ("!pip install torch\n", "pass              \n"),
+    ("!!ls\n", "pass\n"),
+    ("%ls\n", "...\n"),
+    ("!l\n", "0 \n"),
+    ("?\n", "0\n"),
+    ("x?\n", "0 \n"),
+    ("torch.tensor??\n", "pass          \n"),
+    ("?torch.tensor\n", "pass         \n"),
+    ("x.clone?  # why\n", "pass           \n"),
+    ("/print 1\n", "pass    \n"),
+    (",f a b\n", "pass  \n"),
+    ("files = !ls -la\n", "files = None   \n"),
+    ("a, b = %time f()\n", "a, b = None     \n"),
+    ("t = !ls\n", "t = ...\n"),
+    ("for i in range(3):\n    !echo $i\n", "for i in range(3):\n    pass    \n"),
+    ("%time f(1, \\\n  2)\n", "pass        \n# 2)\n"),
+    ("%%bash\necho hi\nx = y.clone().detach()\n", "#%bash\n#cho hi\n# = y.clone().detach()\n"),
+    ("%%time\nx = 1\n!ls\n", "pass  \nx = 1\n...\n"),
+    ("\n%%timeit -n 3\nf()\n", "\npass         \nf()\n"),
+]
+
+
+@pytest.mark.parametrize("cell, expected", IPYTHON)
+def test_ipython_syntax_is_neutralized_in_place(cell, expected):
+    result = neutralize(cell)
+    assert result.code == expected
+    assert [len(line) for line in split_lines(result.code)] == [len(line) for line in split_lines(cell)]
+    assert result.error is None
+    cst.parse_module(result.code)
+
+
+PLAIN = [
+    's = """\n%not a magic\n!nor this\n"""\n',
+    "x = ('a',\n     !=\n     'b')\n" .replace("!=\n", "'!'\n"),
+    "a %= 3\nb = a != 2\nc = {'k': '%d' % 1}\nprint('?')\nd = 1  # why?\n",
+    "e = f'{x!r}'\ng = \"\\\"?\"\n",
+    "h = '''it''' ; i = 2\n",
+    "j = 'a\\\n%b'\n",
+]
+
+
+@pytest.mark.parametrize("code", PLAIN)
+def test_plain_python_is_untouched(code):
+    result = neutralize(code)
+    assert result.code == code and result.changed_lines == () and result.error is None
+
+
+def test_real_python_files_are_untouched():
+    """The package and the fixtures: no line is mistaken for IPython syntax, no cell for cut off."""
+    files = sorted(ROOT.glob("torchcopy_lint/**/*.py")) + sorted(FIXTURES.glob("TCL*/*.py"))
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        result = neutralize(text)
+        assert result.error is None, path
+        assert result.code == text, path
+
+
+@pytest.mark.parametrize("cell, where", [
+    ("x = f(1,\n", (1, 6)),
+    ("s = '''open\n", (1, 5)),
+    ("x = 1 + \\\n", (1, 1)),
+])
+def test_cells_cut_off_are_detected(cell, where):
+    error = neutralize(cell).error
+    assert error is not None and error[:2] == where
+
+
+def test_program_maps_positions_back_to_cells():
+    program = build_program([(1, "import torch\n"), (3, "x = 1\ny = 2"), (4, ""), (6, "  z = 3\n")])
+    lines = split_lines(program.text)
+    assert program.to_cell(*program.to_program(3, 2, 1)) == (3, 2, 1)
+    assert lines[program.to_program(3, 2, 1)[0] - 1] == "y = 2\n"
+    assert lines[program.to_program(6, 1, 3)[0] - 1] == "  z = 3\n"  # indented cell: under an `if True:`
+    assert program.to_cell(1, 1) is None  # the preamble
+    assert program.split(program.text) == ["import torch\n", "x = 1\ny = 2\n", "", "  z = 3\n"]
+    cst.parse_module(program.text)
+
+
+RULES = list(ALL_RULES)
+
+
+def lint(*cells):
+    return [(d.cell, d.line, d.column, d.code) for d in lint_cells(list(enumerate(cells, 1)), "nb.ipynb", RULES)]
+
+
+def test_a_tensor_from_an_earlier_cell_is_known():
+    assert lint("import torch\nx = torch.randn(3)\n", "# markdown would be here", "%time y = 1\nz = torch.tensor(x)\n") == [
+        (3, 2, 5, "TCL101")]
+    assert lint("import torch\nx = [1.0, 2.0]\n", "z = torch.tensor(x)\n") == []  # precision: a list
+
+
+def test_a_broken_cell_is_reported_and_the_others_linted():
+    hazard = "y = x.clone().detach()\n"
+    assert lint("import torch\nx = torch.randn(3)\n", "def f(x) pass\n", hazard) == [
+        (2, 1, 10, "TCL001"), (3, 1, 5, "TCL103")]
+    # A cell that ends in an open block would swallow the next one.
+    assert lint("import torch\nfor i in range(3):\n", hazard) == [(1, 2, 19, "TCL001"), (2, 1, 5, "TCL103")]
+    assert lint("x = f(\n", hazard, "s = '''\n", hazard) == [
+        (1, 1, 6, "TCL001"), (2, 1, 5, "TCL103"), (3, 1, 5, "TCL001"), (4, 1, 5, "TCL103")]
+
+
+def test_noqa_and_columns_inside_cells():
+    assert lint("import torch\nx = torch.randn(3)\n",
+                "a = x.clone().detach()  # noqa: TCL103\n    \n!ls\nb = (x.clone().detach())\n") == [(2, 4, 6, "TCL103")]
+
+
+def test_an_indented_cell_is_linted_with_its_own_columns():
+    assert lint("import torch\nx = torch.randn(3)\n", "    y = x.clone().detach()\n    z = 1\n") == [(2, 1, 9, "TCL103")]
+
+
+def test_fix_cells_changes_only_the_fixed_lines():
+    cells = [(1, "import torch\nx = torch.randn(3)"), (2, "%%time\n!nvidia-smi\ny = (x.clone()\n     .detach())\n!ls"),
+             (3, "def f(:\n"), (5, "    z = x.clone().detach()  # indented\n")]
+    texts, applied = fix_cells(cells, RULES)
+    assert applied == 2
+    assert texts == ["import torch\nx = torch.randn(3)", "%%time\n!nvidia-smi\ny = (x\n     .detach().clone())\n!ls",
+                     "def f(:\n", "    z = x.detach().clone()  # indented\n"]
+    assert fix_cells(list(zip((1, 2, 3, 5), texts)), RULES) == (texts, 0)
