@@ -131,3 +131,36 @@ def test_fix_cells_changes_only_the_fixed_lines():
     assert texts == ["import torch\nx = torch.randn(3)", "%%time\n!nvidia-smi\ny = (x\n     .detach().clone())\n!ls",
                      "def f(:\n", "    z = x.detach().clone()  # indented\n"]
     assert fix_cells(list(zip((1, 2, 3, 5), texts)), RULES) == (texts, 0)
+
+
+def _cut_at_statements(text: str, every: int):
+    """The file cut into cells before every ``every``-th top-level statement: (first line, cell text) pairs."""
+    import ast
+
+    starts = []
+    for node in ast.parse(text).body:
+        decorators = getattr(node, "decorator_list", [])
+        starts.append(min([node.lineno] + [d.lineno for d in decorators]))
+    lines = split_lines(text)
+    cuts = [1] + starts[every::every] + [len(lines) + 1]
+    return [(a, "".join(lines[a - 1:b - 1])) for a, b in zip(cuts, cuts[1:]) if a < b]
+
+
+@pytest.mark.parametrize("every", [1, 3])
+def test_cells_cut_from_a_file_give_the_files_diagnostics(every):
+    """A fixture cut into cells at statement boundaries: the same findings, mapped back to the file's lines."""
+    from torchcopy_lint.engine import lint_source
+
+    checked = 0
+    for path in sorted(FIXTURES.glob("TCL*/*.py")):
+        text = path.read_text(encoding="utf-8")
+        expected = [(d.line, d.column, d.end_line, d.end_column, d.code, d.fix and (d.fix.start_line, d.fix.content))
+                    for d in lint_source(text.encode(), "f", RULES)]
+        pieces = _cut_at_statements(text, every)
+        first = {number: start for number, (start, _) in enumerate(pieces, 1)}
+        found = lint_cells([(n, cell) for n, (_, cell) in enumerate(pieces, 1)], "nb", RULES)
+        shift = lambda d, line: first[d.cell] + line - 1  # noqa: E731
+        assert [(shift(d, d.line), d.column, shift(d, d.end_line), d.end_column, d.code,
+                 d.fix and (shift(d, d.fix.start_line), d.fix.content)) for d in found] == expected, path
+        checked += bool(expected)
+    assert checked > 10

@@ -196,7 +196,7 @@ BIG_FILE = 256_000  # bytes; big files go to one worker so that two never parse 
 
 def _batches(jobs: List[Job], workers: int) -> List[List[Job]]:
     """Big files first, all in one batch; the rest in small batches for load balance."""
-    sizes = {job.path: _size(job.path) for job in jobs}
+    sizes = {job.path: 0 if job.notebook else _size(job.path) for job in jobs}  # a notebook's bytes are mostly outputs
     big = [job for job in jobs if sizes[job.path] > BIG_FILE]
     small = [job for job in jobs if sizes[job.path] <= BIG_FILE]
     size = max(1, min(16, len(small) // (workers * 8) or 1))

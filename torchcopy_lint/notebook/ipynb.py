@@ -38,8 +38,8 @@ class NotebookFile:
     @property
     def is_python(self) -> bool:
         """False for notebooks of another kernel language (R, Julia...): those are not linted."""
-        metadata = self.data.get("metadata") or {}
-        language = (metadata.get("kernelspec") or {}).get("language") or (metadata.get("language_info") or {}).get("name")
+        metadata = _table(self.data, "metadata")
+        language = _table(metadata, "kernelspec").get("language") or _table(metadata, "language_info").get("name")
         return not isinstance(language, str) or language.lower() in ("python", "python3", "ipython")
 
     def code_cells(self) -> List[Tuple[int, str]]:
@@ -48,7 +48,7 @@ class NotebookFile:
         for index, cell in enumerate(self.data["cells"]):
             if cell.get("cell_type") != "code":
                 continue
-            language = ((cell.get("metadata") or {}).get("vscode") or {}).get("languageId")
+            language = _table(_table(cell, "metadata"), "vscode").get("languageId")
             if isinstance(language, str) and language != "python":
                 continue  # VS Code polyglot notebooks tag each cell
             out.append((index + 1, source_text(cell["source"])))
@@ -71,6 +71,11 @@ class NotebookFile:
         return (BOM if self.bom else b"") + text.encode("utf-8")
 
 
+def _table(data: Dict[str, Any], key: str) -> Dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def source_text(source: Any) -> str:
     return source if isinstance(source, str) else "".join(source)
 
@@ -89,7 +94,7 @@ def read_notebook(content: bytes) -> NotebookFile:
         raise NotebookError(f"not UTF-8 ({error.reason} at byte {error.start})") from error
     try:
         data = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise NotebookError(f"not valid JSON ({error})") from error
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         if isinstance(data, dict) and "worksheets" in data:
