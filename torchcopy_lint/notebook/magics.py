@@ -25,7 +25,7 @@ concatenated with the next cell it would swallow it, so it is reported as broken
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -34,7 +34,6 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 # `a = !cmd`, `a, b = %magic ...`: IPython's magic/shell assignment (targets are names or attributes).
 _ASSIGNMENT = re.compile(r"[ \t\f]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*(?=[%!])")
 _CELL_MAGIC = re.compile(r"[ \t\f]*%%(\w*)")
-_OPENERS = {"(": ")", "[": "]", "{": "}"}
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,6 @@ class Neutralized:
 
     code: str  # same lines and columns as the cell
     changed_lines: Tuple[int, ...]  # 0-based lines rewritten (magics), to restore after fixing
-    indented: bool  # the first statement is indented (IPython dedents such a cell)
     error: Optional[Tuple[int, int, str]] = None  # (1-based line, 1-based column, message) if the cell is cut off
 
 
@@ -78,12 +76,8 @@ class _State:
 
     quote: str = ""  # the delimiter of a string still open at the end of the line
     quote_at: Tuple[int, int] = (0, 0)
-    brackets: Optional[List[Tuple[str, int, int]]] = None
+    brackets: List[Tuple[str, int, int]] = field(default_factory=list)  # (bracket, line, column), innermost last
     continued: bool = False
-
-    def __post_init__(self) -> None:
-        if self.brackets is None:
-            self.brackets = []
 
     @property
     def at_statement_start(self) -> bool:
@@ -119,8 +113,8 @@ def _scan(body: str, number: int, state: _State) -> None:
             state.quote_at = (number, i + 1)
             i += len(state.quote)
             continue
-        if char in _OPENERS:
-            state.brackets.append((char, number, i + 1))  # type: ignore[union-attr]
+        if char in "([{":
+            state.brackets.append((char, number, i + 1))
         elif char in ")]}" and state.brackets:
             state.brackets.pop()
         elif char == "\\" and i == n - 1:
@@ -158,14 +152,13 @@ def neutralize(cell: str) -> Neutralized:
     out: List[str] = []
     changed: List[int] = []
     state = _State()
-    first_code = None  # index of the first line that holds a statement
     i = 0
     magic = _cell_magic(lines)
     if magic is not None:
         index, name = magic
         if name not in PYTHON_CELL_MAGICS:
             neutral = [_comment(_ending(line)[0]) + _ending(line)[1] for line in lines]
-            return Neutralized("".join(neutral), tuple(k for k, line in enumerate(lines) if neutral[k] != line), False)
+            return Neutralized("".join(neutral), tuple(k for k, line in enumerate(lines) if neutral[k] != line))
         out.extend(lines[:index])
         body, end = _ending(lines[index])
         indent = len(body) - len(body.lstrip(" \t\f"))
@@ -177,8 +170,6 @@ def neutralize(cell: str) -> Neutralized:
         stripped = body.lstrip(" \t\f")
         indent = len(body) - len(stripped)
         if state.at_statement_start and stripped and not stripped.startswith("#"):
-            if first_code is None:
-                first_code = i
             replacement = _escape_line(body, stripped, indent)
             if replacement is not None:
                 out.append(replacement + end)
@@ -193,8 +184,7 @@ def neutralize(cell: str) -> Neutralized:
         _scan(body, i + 1, state)
         out.append(lines[i])
         i += 1
-    indented = first_code is not None and lines[first_code][:1] in (" ", "\t", "\f")
-    return Neutralized("".join(out), tuple(changed), indented, _open_at_end(state, len(lines)))
+    return Neutralized("".join(out), tuple(changed), _open_at_end(state, len(lines)))
 
 
 def _cell_magic(lines: List[str]) -> Optional[Tuple[int, str]]:
