@@ -33,6 +33,7 @@ _ESCAPES = ("%", "!", "?", "/", ",", ";")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 # `a = !cmd`, `a, b = %magic ...`: IPython's magic/shell assignment (targets are names or attributes).
 _ASSIGNMENT = re.compile(r"[ \t\f]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*(?=[%!])")
+_SPECIAL = re.compile(r"[#'\"()\[\]{}\\]")  # what changes the lexical state outside strings
 _CELL_MAGIC = re.compile(r"[ \t\f]*%%(\w*)")
 
 
@@ -104,6 +105,10 @@ def _scan(body: str, number: int, state: _State) -> None:
             i = close + len(state.quote)
             state.quote = ""
             continue
+        match = _SPECIAL.search(body, i)
+        if match is None:
+            return
+        i = match.start()
         char = body[i]
         if char == "#":
             return
