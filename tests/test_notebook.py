@@ -46,7 +46,7 @@ def notebook(cells=CELLS, language="python"):
 def write(path: Path, nb=None, **dump) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if dump:
-        path.write_text(json.dumps(nbformat.from_dict(nb or notebook()), **dump), encoding="utf-8", newline="")
+        path.write_bytes(json.dumps(nbformat.from_dict(nb or notebook()), **dump).encode("utf-8"))
     else:
         nbformat.write(nb or notebook(), str(path))
     return path
