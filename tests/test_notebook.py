@@ -221,3 +221,16 @@ def test_bad_notebooks_are_reported(tmp_path, content, message):
 def test_other_kernel_languages_are_skipped(tmp_path):
     r_notebook = notebook([("code", "y = x.clone().detach()")], language="R")
     assert run([str(write(tmp_path / "r.ipynb", r_notebook))], Settings()).diagnostics == []
+
+
+def test_a_cell_that_is_not_utf8_is_reported_and_kept(tmp_path):
+    """JSON can hold a lone surrogate (``\\ud800``); that cell is TCL001 and --fix leaves it as it was."""
+    nb = notebook([("code", "import torch\nx = torch.randn(3)"), ("code", "s = 'X'\ny = x.clone().detach()"),
+                   ("code", "z = x.clone().detach()")])
+    path = tmp_path / "nb.ipynb"
+    path.write_text(nbformat.writes(nb).replace("'X'", "'\\ud800'") + "\n", encoding="utf-8")
+    assert positions(run([str(path)], Settings(), mode="fix")) == [(2, 1, 6, "TCL001")]
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert "".join(cells[1]["source"]) == "s = '\ud800'\ny = x.clone().detach()"
+    assert "".join(cells[2]["source"]) == "z = x.detach().clone()"
+    assert "\\ud800" in path.read_text(encoding="utf-8")

@@ -173,7 +173,8 @@ def analyse(cells: Cells, path: str, lint: Lint) -> Analysis:
     """
     cells = list(cells)
     neutral = [neutralize(text) for _, text in cells]
-    broken = {n: _cell_error(path, n, x.error) for (n, _), x in zip(cells, neutral) if x.error is not None}
+    errors = [(n, x.error or _encoding_error(text)) for (n, text), x in zip(cells, neutral)]
+    broken = {n: _cell_error(path, n, error) for n, error in errors if error is not None}
     analysis = Analysis(cells, neutral, broken, build_program([]), [])
     for attempt in range(2):
         program = analysis.program = build_program(analysis.codes())
@@ -192,6 +193,16 @@ def analyse(cells: Cells, path: str, lint: Lint) -> Analysis:
 def _cell_error(path: str, number: int, error: Tuple[int, int, str]) -> Diagnostic:
     line, column, message = error
     return Diagnostic(path, line, column, line, column, SYNTAX_ERROR_CODE, f"syntax error: {message}", cell=number)
+
+
+def _encoding_error(text: str) -> Optional[Tuple[int, int, str]]:
+    """A lone surrogate (JSON allows ``\\ud800``) cannot be UTF-8: such a cell is not linted, nor changed."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as error:
+        before = split_lines(text[:error.start] + "x")
+        return len(before), len(before[-1]), f"unpaired surrogate {text[error.start]!r} (not valid UTF-8)"
 
 
 def _parse_error(code: str) -> Optional[Tuple[int, int, str]]:
