@@ -26,15 +26,18 @@ __all__ = [
 ]
 
 
-def _lint(rule_types):
+def _lint(rule_types, options):
     from ..engine import lint_source
 
-    return lambda source, path: lint_source(source, path, rule_types)
+    return lambda source, path: lint_source(source, path, rule_types, **options)
 
 
-def lint_cells(cells: Cells, path: str, rule_types: Sequence[Type]) -> List[Diagnostic]:
-    """Diagnostics of code cells linted as one program, in cell coordinates (``Diagnostic.cell``)."""
-    analysis = analyse(cells, path, _lint(rule_types))
+def lint_cells(cells: Cells, path: str, rule_types: Sequence[Type], **options) -> List[Diagnostic]:
+    """Diagnostics of code cells linted as one program, in cell coordinates (``Diagnostic.cell``).
+
+    ``options`` go to ``engine.lint_source`` as they are.
+    """
+    analysis = analyse(cells, path, _lint(rule_types, options))
     out = list(analysis.broken.values()) + analysis.diagnostics
     out.sort(key=lambda d: d.sort_key)
     return out
@@ -49,7 +52,7 @@ def fix_cells(cells: Cells, rule_types: Sequence[Type], unsafe: bool = False, pa
     from ..fixer import FixError, fix_source
 
     cells = list(cells)
-    analysis = analyse(cells, path, _lint(rule_types))
+    analysis = analyse(cells, path, _lint(rule_types, {}))
     if any(d.code == SYNTAX_ERROR_CODE and d.cell is None for d in analysis.diagnostics):
         return [text for _, text in cells], 0
     result = fix_source(analysis.program.text.encode("utf-8"), rule_types, unsafe=unsafe)
@@ -61,7 +64,7 @@ def fix_cells(cells: Cells, rule_types: Sequence[Type], unsafe: bool = False, pa
         raise FixError(f"{error}; notebook left unchanged") from error
 
 
-def lint_notebook(content: bytes, path: str, rule_types: Sequence[Type]) -> List[Diagnostic]:
+def lint_notebook(content: bytes, path: str, rule_types: Sequence[Type], **options) -> List[Diagnostic]:
     """All diagnostics of one ``.ipynb`` file. Never raises for bad input: it reports TCL001."""
     try:
         notebook = read_notebook(content)
@@ -69,7 +72,7 @@ def lint_notebook(content: bytes, path: str, rule_types: Sequence[Type]) -> List
         return [invalid_notebook(path, error)]
     if not notebook.is_python:
         return []
-    return lint_cells(notebook.code_cells(), path, rule_types)
+    return lint_cells(notebook.code_cells(), path, rule_types, **options)
 
 
 def fix_notebook(content: bytes, rule_types: Sequence[Type], unsafe: bool = False):
