@@ -6,6 +6,9 @@ Two layers, so that the language server can reuse the first with LSP notebook do
   text)`` pairs in notebook order; diagnostics come back with ``cell`` set to that
   number and lines/columns (and fix ranges) inside the cell. IPython syntax is
   neutralized in place; a cell that does not parse gets TCL001 and the rest is linted.
+  ``lint_cells_with`` does the same with the caller's own lint function (program bytes,
+  path -> diagnostics), e.g. an editor's cached one; ``build_program`` / ``Program``
+  give the position map itself (``to_cell``, ``to_program``).
 - files (ipynb.py): ``lint_notebook`` / ``fix_notebook`` / ``notebook_diff`` have the
   same shape as ``engine.lint_source`` / ``fixer.fix_source`` / ``runner.unified_diff``,
   and the runner picks them for ``.ipynb`` paths.
@@ -18,11 +21,11 @@ from typing import List, Sequence, Tuple, Type
 from ..diagnostics import SYNTAX_ERROR_CODE, Diagnostic
 from .ipynb import NotebookError, invalid_notebook, is_notebook, notebook_diff, read_notebook
 from .magics import neutralize
-from .program import Cells, CellSpan, Program, analyse, build_program, restore_cells
+from .program import Cells, CellSpan, Program, analyse, build_program, lint_cells_with, restore_cells
 
 __all__ = [
     "Cells", "CellSpan", "NotebookError", "Program", "build_program", "fix_cells", "fix_notebook", "is_notebook",
-    "lint_cells", "lint_notebook", "neutralize", "notebook_diff", "read_notebook",
+    "lint_cells", "lint_cells_with", "lint_notebook", "neutralize", "notebook_diff", "read_notebook",
 ]
 
 
@@ -37,10 +40,7 @@ def lint_cells(cells: Cells, path: str, rule_types: Sequence[Type], **options) -
 
     ``options`` go to ``engine.lint_source`` as they are.
     """
-    analysis = analyse(cells, path, _lint(rule_types, options))
-    out = list(analysis.broken.values()) + analysis.diagnostics
-    out.sort(key=lambda d: d.sort_key)
-    return out
+    return lint_cells_with(cells, path, _lint(rule_types, options))
 
 
 def fix_cells(cells: Cells, rule_types: Sequence[Type], unsafe: bool = False, path: str = "-") -> Tuple[List[str], int]:

@@ -222,6 +222,15 @@ def _parse_error(code: str) -> Optional[Tuple[int, int, str]]:
     return max(1, d.line - header), d.column, message
 
 
+def lint_cells_with(cells: Cells, path: str, lint: Lint) -> List[Diagnostic]:
+    """Diagnostics of code cells linted as one program by ``lint`` (program bytes, path -> diagnostics),
+    in cell coordinates (``Diagnostic.cell`` = the number given with the cell), broken cells as TCL001."""
+    analysis = analyse(cells, path, lint)
+    out = list(analysis.broken.values()) + analysis.diagnostics
+    out.sort(key=lambda d: d.sort_key)
+    return out
+
+
 def restore_cells(analysis: Analysis, fixed_program: str) -> List[str]:
     """The cells' new texts after a fix of ``analysis.program``: IPython lines and broken cells put back.
 
