@@ -89,6 +89,7 @@ def test_json_and_sarif_carry_the_cell(tmp_path, cli):
 def test_discovery_and_excludes(tmp_path):
     write(tmp_path / "a" / "nb.ipynb")
     write(tmp_path / ".venv" / "lib" / "nb.ipynb")
+    write(tmp_path / "a" / ".ipynb_checkpoints" / "nb-checkpoint.ipynb")
     write(tmp_path / "drafts" / "nb.ipynb")
     (tmp_path / "a" / "notes.json").write_text("{}")
     found = {d.path for d in run([str(tmp_path)], Settings()).diagnostics}

@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".torchcopy_lint_cache", "build", "dist", "node_modules", "site-packages", ".eggs",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of notebooks
 )
 
 
