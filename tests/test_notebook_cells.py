@@ -164,3 +164,46 @@ def test_cells_cut_from_a_file_give_the_files_diagnostics(every):
                  d.fix and (shift(d, d.fix.start_line), d.fix.content)) for d in found] == expected, path
         checked += bool(expected)
     assert checked > 10
+
+
+VALID_LINES = [
+    "import torch", "x = torch.randn(3)", "y = x.clone().detach()", "z = torch.tensor(x)", "%time f()", "!ls",
+    "files = !ls", "x?", "for i in range(2):\n    w = x.clone().detach()\n    !echo hi", "# comment ?",
+    "v = {'k': '%d' % 1}", "é = 'ü'  # noqa", "    q = x.clone().detach()", "t = (1,\n2)", "s = \'\'\'\n!x\n\'\'\'",
+]
+TRICKY_LINES = ["%%time", "%%bash", "def f(:", "    ", "", "\tq = 1", "if x:", "a = b \\", "\\", "?", "%", "(", ")",
+                "s = \'\'\'", "u = 'a\\"]
+
+
+def test_random_cells_never_crash_and_keep_shapes():
+    """Derandomized: cells drawn from a pool of tricky lines; lint and fix never raise, shapes are kept."""
+    import random
+
+    from torchcopy_lint.fixer import FixError
+
+    rng = random.Random(12)
+    fixed = 0
+    for _ in range(150):
+        pick = lambda: rng.choice(TRICKY_LINES if rng.random() < 0.1 else VALID_LINES)  # noqa: E731
+        cells = [(n, "\n".join(pick() for _ in range(rng.randint(0, 6))) + rng.choice(["", "\n"]))
+                 for n in range(1, rng.randint(2, 5))]
+        for _, text in cells:
+            code = neutralize(text).code
+            assert [len(line) for line in split_lines(code)] == [len(line) for line in split_lines(text)]
+        numbers = [n for n, _ in cells]
+        found = lint_cells(cells, "nb", RULES)
+        for d in found:
+            assert d.cell in numbers or (d.cell is None and d.code == "TCL001")
+        try:
+            texts, applied = fix_cells(cells, RULES)
+        except FixError:
+            continue
+        if not applied:
+            assert texts == [text for _, text in cells]
+            continue
+        fixed += applied
+        left = lint_cells(list(zip(numbers, texts)), "nb", RULES)
+        assert not [d for d in left if d.fix is not None and d.fix.applicability.value == "safe"]
+        errors = lambda ds: [(d.cell, d.line, d.column) for d in ds if d.code == "TCL001"]  # noqa: E731
+        assert errors(left) == errors(found)
+    assert fixed > 50
