@@ -238,12 +238,12 @@ def restore_cells(analysis: Analysis, fixed_program: str) -> List[str]:
     """
     out = []
     for (number, text), neutral, new in zip(analysis.cells, analysis.neutral, analysis.program.split(fixed_program)):
+        if not neutral.code.endswith(("\n", "\r")) and new.endswith("\n"):
+            new = new[:-1]  # the newline the program added after the cell
         if number in analysis.broken or new == neutral.code:
             out.append(text)
-            continue
-        if not text.endswith(("\n", "\r")) and new.endswith("\n"):
-            new = new[:-1]
-        out.append(_put_back(text, neutral, new))
+        else:
+            out.append(_put_back(text, neutral, new))
     return out
 
 
