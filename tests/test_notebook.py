@@ -99,6 +99,14 @@ def test_discovery_and_excludes(tmp_path):
     assert run([str(tmp_path)], Settings(extend_exclude=("*.ipynb",))).diagnostics == []
 
 
+def test_parallel_workers_give_the_same_report(tmp_path):
+    for name in ("a", "b", "c"):
+        write(tmp_path / f"{name}.ipynb")
+    (tmp_path / "d.py").write_text("import torch\nx = torch.randn(3)\ny = x.clone().detach()\n")
+    serial, parallel = (run([str(tmp_path)], Settings(), jobs=jobs).diagnostics for jobs in (1, 2))
+    assert serial == parallel and len(serial) == 3 * len(EXPECTED) + 1
+
+
 def test_fix_changes_only_code_cell_sources(tmp_path):
     path = write(tmp_path / "nb.ipynb")
     before = nbformat.read(str(path), as_version=4)
