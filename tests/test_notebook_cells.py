@@ -207,3 +207,18 @@ def test_random_cells_never_crash_and_keep_shapes():
         errors = lambda ds: [(d.cell, d.line, d.column) for d in ds if d.code == "TCL001"]  # noqa: E731
         assert errors(left) == errors(found)
     assert fixed > 50
+
+
+def test_program_diagnostics_outside_a_cell():
+    from torchcopy_lint.diagnostics import Applicability, Diagnostic, Fix
+
+    program = build_program([(2, "a = 1\nbb = 2\n"), (4, "c = 3\n")])
+    start = program.to_program(2, 2, 1)[0]
+    spill = Diagnostic("nb", start, 1, start + 2, 3, "TCL101", "m",
+                       Fix(Applicability.SAFE, "x", start, 1, start + 2, 3))
+    mapped = program.cell_diagnostic(spill)
+    assert (mapped.cell, mapped.line, mapped.end_line, mapped.end_column, mapped.fix) == (2, 2, 2, 7, None)
+    preamble = program.cell_diagnostic(Diagnostic("nb", 1, 3, 1, 5, "TCL003", "m"))
+    assert (preamble.cell, preamble.line, preamble.column) == (None, 1, 1)
+    with pytest.raises(ValueError):
+        program.split(program.text.replace(program.marker, "# gone", 1))
