@@ -243,3 +243,10 @@ def test_a_cell_that_is_not_utf8_is_reported_and_kept(tmp_path):
     assert "".join(cells[1]["source"]) == "s = '\ud800'\ny = x.clone().detach()"
     assert "".join(cells[2]["source"]) == "z = x.detach().clone()"
     assert "\\ud800" in path.read_text(encoding="utf-8")
+
+
+def test_example_notebook(cli):
+    from _support import ROOT
+
+    result = cli("--isolated", "--no-cache", "-q", str(ROOT / "examples" / "exploration.ipynb"))
+    assert result.stdout.decode().startswith(f"{ROOT / 'examples' / 'exploration.ipynb'}:cell 5:2:12: TCL101 [*]")
