@@ -79,9 +79,12 @@ def test_json_and_sarif_carry_the_cell(tmp_path, cli):
     data = json.loads(cli("--isolated", "--no-cache", "--output-format", "json", str(path)).stdout)
     assert [(d["cell"], d["line"], d["column"], d["code"]) for d in data] == EXPECTED
     assert data[0]["fix"]["start_line"] == 4 and data[0]["fix"]["content"] == "x.detach().clone()"
-    assert Diagnostic.from_json(data[0]).to_json() == data[0]
+    assert Diagnostic.from_json(data[0]).to_json() == {k: v for k, v in data[0].items() if k != "severity"}
     sarif = json.loads(cli("--isolated", "--no-cache", "--output-format", "sarif", str(path)).stdout)
-    assert [r["properties"]["cell"] for r in sarif["runs"][0]["results"]] == [3, 3, 4, 6]
+    results = sarif["runs"][0]["results"]
+    assert [r["properties"]["cell"] for r in results] == [3, 3, 4, 6]
+    assert results[0]["message"]["text"].startswith("cell 3:4:5: ")
+    assert "region" not in results[0]["locations"][0]["physicalLocation"]  # cell lines are not the file's
     github = cli("--isolated", "--no-cache", "--output-format", "github", str(path)).stdout.decode()
     assert f"file={path}::cell 3:4:5: TCL103" in github and "line=" not in github
 
@@ -250,3 +253,13 @@ def test_example_notebook(cli):
 
     result = cli("--isolated", "--no-cache", "-q", str(ROOT / "examples" / "exploration.ipynb"))
     assert result.stdout.decode().startswith(f"{ROOT / 'examples' / 'exploration.ipynb'}:cell 5:2:12: TCL101 [*]")
+
+
+def test_sarif_with_notebook_cells_validates(tmp_path, cli):
+    from test_output import _validator
+
+    write(tmp_path / "nb.ipynb")
+    log = json.loads(cli("--isolated", "--no-cache", "--output-format", "sarif", "nb.ipynb", cwd=tmp_path).stdout)
+    errors = sorted(_validator().iter_errors(log), key=str)
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+    assert len(log["runs"][0]["results"]) == len(EXPECTED)

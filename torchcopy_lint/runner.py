@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key
 from .codes import RULE_CODES as ALL_CODES
+from .codes import may_match
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic
 from .notebook import is_notebook
@@ -37,6 +36,7 @@ class FileReport:
     error: str = ""
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
 
 @dataclass
@@ -58,10 +58,13 @@ LINTED_SUFFIXES = (".py", ".ipynb")  # Jupyter notebooks too, as ruff does
 
 
 def discover(paths: Sequence[str], settings: Settings) -> List[str]:
-    """Files under ``paths``: directories recurse over ``*.py``/``*.ipynb`` minus excludes; named files are kept."""
+    """Files under ``paths``: directories recurse over ``*.py``/``*.ipynb`` minus excludes; files given by name
+    are kept (unless ``force-exclude`` excludes them or a directory above them)."""
     found: List[str] = []
     seen = set()
     for path in paths:
+        if settings.is_force_excluded(path):
+            continue
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
@@ -87,11 +90,19 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
     return Diagnostic(path, 1, 1, 1, 1, READ_ERROR_CODE, f"cannot read file: {reason}")
 
 
+def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
+    """The rules' prefilter: False means no enabled rule can report anything in ``content``."""
+    return any(may_match(code, content) for code in codes)
+
+
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], notebook: bool = False) -> List[Diagnostic]:
-    if notebook:
-        from .notebook import lint_notebook as lint_source
-    else:
-        from .engine import lint_source
+    if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
+        from .notebook import lint_notebook
+
+        return lint_notebook(content, path, _rule_types(codes))
+    if not may_match_any(content, codes):
+        return []  # the engine (and LibCST) is not even imported
+    from .engine import lint_source
 
     return lint_source(content, path, _rule_types(codes))
 
@@ -135,7 +146,8 @@ def process(job: Job) -> FileReport:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = _lint_bytes(result.source, job.path, job.codes, job.notebook)
     report = FileReport(job.path, remaining, fixed=result.applied,
-                        content=result.source if job.path == "-" else None)
+                        content=result.source if job.path == "-" else None,
+                        fixed_codes=_fixed_codes(diagnostics, remaining))
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
@@ -147,6 +159,15 @@ def process(job: Job) -> FileReport:
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
+
+
+def _fixed_codes(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for d in before:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    for d in after:
+        counts[d.code] = counts.get(d.code, 0) - 1
+    return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
 def process_batch(jobs: Sequence[Job]) -> List[FileReport]:
@@ -227,30 +248,38 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     files = discover(paths, settings)
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
+    results: List[FileReport] = []
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
-        if cache is not None:
-            try:
-                with open(path, "rb") as handle:
-                    entry = cache.get(cache_key(handle.read(), codes, is_notebook(path)))
-            except OSError:
-                entry = None  # the worker reports it
-            if entry is not None:
-                diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
-                if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
-                    report.files.append(FileReport(path, diagnostics))
-                    continue
-        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, notebook=is_notebook(path)))
+        notebook = is_notebook(path)
+        try:
+            with open(path, "rb") as handle:
+                content: Optional[bytes] = handle.read()
+        except OSError:
+            content = None  # the worker reports it
+        key = cache_key(content, codes, notebook) if cache is not None and content is not None else ""
+        entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        if entry is not None:
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
+                report.files.append(FileReport(path, diagnostics))
+                continue
+        if content is not None and not notebook and not may_match_any(content, codes):
+            results.append(FileReport(path, [], key=key))  # no rule can match: answered here, no parse
+            continue
+        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, notebook=notebook))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
     workers = jobs or os.cpu_count() or 1
-    results: List[FileReport] = []
     if workers <= 1 or len(pending) <= 1:
         for job in pending:
             results.append(process(job))
             bar.advance()
     else:
+        import multiprocessing  # only here: a run that needs no pool does not pay for these imports
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
         context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
