@@ -263,3 +263,13 @@ def test_sarif_with_notebook_cells_validates(tmp_path, cli):
     errors = sorted(_validator().iter_errors(log), key=str)
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
     assert len(log["runs"][0]["results"]) == len(EXPECTED)
+
+
+def test_trigger_text_split_by_json_is_still_found(tmp_path):
+    """In the file, `tensor(` is followed by `\\n",` (JSON), so the raw bytes hide TCL101's trigger; the cells do not."""
+    from torchcopy_lint.codes import may_match
+
+    nb = notebook([("code", "import torch\nx = torch.randn(3)"), ("code", "y = torch.tensor(\n    x)")])
+    path = write(tmp_path / "nb.ipynb", nb)
+    assert not may_match("TCL101", path.read_bytes())
+    assert positions(run([str(path)], Settings(), cache_dir=str(tmp_path / "cache"))) == [(2, 1, 5, "TCL101")]
