@@ -273,3 +273,21 @@ def test_trigger_text_split_by_json_is_still_found(tmp_path):
     path = write(tmp_path / "nb.ipynb", nb)
     assert not may_match("TCL101", path.read_bytes())
     assert positions(run([str(path)], Settings(), cache_dir=str(tmp_path / "cache"))) == [(2, 1, 5, "TCL101")]
+
+
+def test_project_modules_are_known_and_the_cache_follows_them(tmp_path, cli):
+    """A notebook uses the project index like a .py file: a tensor returned by a project module is known,
+    and a cached result is dropped when that module changes."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    util = tmp_path / "mypkg" / "util.py"
+    util.write_text("import torch\n\ndef make() -> torch.Tensor:\n    return torch.randn(3)\n")
+    path = write(tmp_path / "nb.ipynb", notebook([("code", "import torch\nfrom mypkg.util import make\nx = make()"),
+                                                  ("code", "y = torch.tensor(x)")]))
+    lint = lambda: cli("-q", "--cache-dir", str(tmp_path / "cache"), str(path)).stdout.decode()  # noqa: E731
+    assert lint().startswith(f"{path}:cell 2:1:5: TCL101")
+    assert lint().startswith(f"{path}:cell 2:1:5: TCL101")  # from the cache
+    assert (tmp_path / "cache").is_dir()
+    util.write_text("def make() -> list:\n    return [1.0]\n")
+    assert lint() == ""

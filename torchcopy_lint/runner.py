@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, cache_key, dependencies_current
 from .codes import RULE_CODES as ALL_CODES
 from .codes import may_match
 from .config import Settings
@@ -36,6 +36,7 @@ class FileReport:
     error: str = ""
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
+    uses: Dict[str, str] = field(default_factory=dict)  # other files the result depended on -> digest
     fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
 
@@ -95,16 +96,17 @@ def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
     return any(may_match(code, content) for code in codes)
 
 
-def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], notebook: bool = False) -> List[Diagnostic]:
+def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
+                notebook: bool = False) -> List[Diagnostic]:
     if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
         from .notebook import lint_notebook
 
-        return lint_notebook(content, path, _rule_types(codes))
+        return lint_notebook(content, path, _rule_types(codes), project=project)
     if not may_match_any(content, codes):
         return []  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
-    return lint_source(content, path, _rule_types(codes))
+    return lint_source(content, path, _rule_types(codes), project=project)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
@@ -119,7 +121,17 @@ class Job:
     unsafe: bool = False
     content: Optional[bytes] = None  # stdin only; files are read by the worker
     cache: bool = False  # whether the parent wants the cache key of what was linted
+    origin: Optional[str] = None  # where stdin's content belongs (--stdin-filename): gives its project
+    summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
     notebook: bool = False  # a Jupyter notebook (.ipynb): see notebook/
+
+
+def _project_index(job: Job):
+    """The project index of the file (of ``--stdin-filename`` for stdin), summaries cached with results."""
+    from .semantic.project import ProjectIndex, configure_summary_cache
+
+    configure_summary_cache(job.summary_cache)
+    return ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
 
 
 def process(job: Job) -> FileReport:
@@ -132,9 +144,11 @@ def process(job: Job) -> FileReport:
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
     key = cache_key(content, job.codes, job.notebook) if job.cache else ""
-    diagnostics = _lint_bytes(content, job.path, job.codes, job.notebook)
+    project = _project_index(job) if job.notebook or may_match_any(content, job.codes) else None
+    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
-        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
+        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
+                          uses=project.dependencies() if project is not None else {})
     from .fixer import FixError, fix_source, write_atomically
 
     fix, diff = fix_source, unified_diff
@@ -144,7 +158,7 @@ def process(job: Job) -> FileReport:
         result = fix(content, _rule_types(job.codes), unsafe=job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
-    remaining = _lint_bytes(result.source, job.path, job.codes, job.notebook)
+    remaining = _lint_bytes(result.source, job.path, job.codes, project, job.notebook)
     report = FileReport(job.path, remaining, fixed=result.applied,
                         content=result.source if job.path == "-" else None,
                         fixed_codes=_fixed_codes(diagnostics, remaining))
@@ -153,6 +167,7 @@ def process(job: Job) -> FileReport:
         report.fixed = 0
         report.diff = diff(job.path, content, result.source)
         report.key = key
+        report.uses = project.dependencies() if project is not None else {}
     elif job.path != "-" and result.source != content:
         try:
             write_atomically(job.path, result.source)
@@ -239,7 +254,9 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
-        result = process(Job("-", codes, mode, unsafe, content, notebook=is_notebook(name)))
+        origin = name if name not in ("-", "<stdin>") else None
+        result = process(Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir,
+                             notebook=is_notebook(name)))
         result.path = name
         result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
         report.files.append(result)
@@ -249,6 +266,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
     results: List[FileReport] = []
+    digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
         notebook = is_notebook(path)
@@ -258,16 +276,20 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         except OSError:
             content = None  # the worker reports it
         key = cache_key(content, codes, notebook) if cache is not None and content is not None else ""
-        entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
+        if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
+            entry = None  # a module its result consulted changed
         if entry is not None:
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            cached = cache.diagnostics(entry)  # type: ignore[union-attr]
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cached]
             if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                 report.files.append(FileReport(path, diagnostics))
                 continue
         if content is not None and not notebook and not may_match_any(content, codes):
             results.append(FileReport(path, [], key=key))  # no rule can match: answered here, no parse
             continue
-        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, notebook=notebook))
+        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, summary_cache=cache_dir,
+                           notebook=notebook))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
@@ -295,7 +317,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         report.files.append(result)
         if cache is not None and result.key and not result.error and not result.fixed:
             cache.put(result.key, [{k: v for k, v in d.to_json().items() if k != "path"}
-                                   for d in result.diagnostics])
+                                   for d in result.diagnostics], uses=result.uses, path=result.path)
     if cache is not None:
         cache.save()
     report.files.sort(key=lambda f: f.path)

@@ -98,7 +98,8 @@ def read_notebook(content: bytes) -> NotebookFile:
         raise NotebookError(f"not valid JSON ({error})") from error
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         if isinstance(data, dict) and "worksheets" in data:
-            raise NotebookError("nbformat 3 notebooks are not supported (upgrade with `jupyter nbconvert --to notebook`)")
+            raise NotebookError("nbformat 3 notebooks are not supported "
+                                "(upgrade with `jupyter nbconvert --to notebook`)")
         raise NotebookError("no `cells` list: not a Jupyter notebook")
     for index, cell in enumerate(data["cells"]):
         source = cell.get("source") if isinstance(cell, dict) else None

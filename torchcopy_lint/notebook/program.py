@@ -119,7 +119,8 @@ class Program:
 
 def build_program(codes: Sequence[Tuple[int, str]]) -> Program:
     """One program from ``(number, plain Python)`` cells (already neutralized)."""
-    marker = "# torchcopy-lint cell " + hashlib.blake2b("\0".join(c for _, c in codes).encode(), digest_size=8).hexdigest()
+    nonce = hashlib.blake2b("\0".join(c for _, c in codes).encode("utf-8", "surrogatepass"), digest_size=8)
+    marker = "# torchcopy-lint cell " + nonce.hexdigest()
     parts = [PREAMBLE]
     spans = []
     line = 2
