@@ -41,14 +41,17 @@ _SELF_WRITE = re.compile(
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-def prune(source: bytes, matches: Matcher) -> Optional[bytes]:
-    """``source`` with the spans no rule can need blanked; None when pruning does not apply."""
+def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) -> Optional[bytes]:
+    """``source`` with the spans no rule can need blanked; None when pruning does not apply.
+
+    ``tree`` is ``source``'s CPython AST when the caller has it already."""
     if len(source) < MIN_FILE_SIZE or source.startswith(b"\xef\xbb\xbf") or not declares_utf8(source):
         return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None  # the LibCST parse reports it
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None  # the LibCST parse reports it
     lines = source.splitlines(keepends=True)
     if not lines or any(line.endswith(b"\r") and not line.endswith(b"\r\n") for line in lines):
         return None  # old-Mac newlines: ast and LibCST may count lines differently
@@ -192,4 +195,16 @@ def _blankable(parent: ast.AST, literal: ast.AST) -> bool:
         return False
     if isinstance(parent, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets):
         return False
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is literal \
+            and _is_tensor_constructor(parent.func) \
+            and not any(isinstance(e, _DATA_ELEMENTS) for e in getattr(literal, "elts", ())):
+        return False  # `torch.tensor([a, b])`: TCL107 asks whether every element is a tensor
     return True
+
+
+_DATA_ELEMENTS = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.UnaryOp)
+
+
+def _is_tensor_constructor(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in ("tensor", "as_tensor")
