@@ -52,6 +52,9 @@ PACKAGES: Dict[str, str] = {
 
 GIT_REPOS: Dict[str, str] = {
     "BatsResearch/labelmodels": "04e8890f78721a8f2686e75a5e0ef959690bacf3",
+    "CCIIPLab/GCE-GNN": "212575302e42d64b8cf0b9ffe1b71b0db398d5be",
+    "CRIPAC-DIG/SR-GNN": "e21cfa431f74c25ae6e4ae9261deefe11d1cb488",
+    "CRIPAC-DIG/TAGNN": "475e0f2c70108224b41532868765dda5c5aa696a",
     "dragen1860/MAML-Pytorch": "98a00d41724c133bd29619a2fb2cc46dd128a368",
     "eriklindernoren/PyTorch-GAN": "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
     "facebookresearch/deit": "7e160fe43f0252d17191b71cbb5826254114ea5b",
@@ -77,6 +80,8 @@ GIT_REPOS: Dict[str, str] = {
     "ultralytics/yolov5": "5081342f04fb287fc2e5f2b5a4e06752b7937b1c",
     "WenjieDu/PyPOTS": "95d0ae9c1bad2027c2d822a24b80940e8760be86",
     "WongKinYiu/yolov7": "a207844b1ce82d204ab36d87d496728d3d2348e7",
+    "xiaxin1998/COTREC": "ccf215b97d9033418455ab1e9c167fe9c4ad6206",
+    "xiaxin1998/DHCN": "b39ec892f8beabe2923a996bd00ae49169a6ce3a",
     "yunjey/pytorch-tutorial": "0500d3df5a2a8080ccfccbc00aca0eacc21818db",
 }
 """GitHub owner/name -> pinned commit (read from a local mirror, see ``fetch_git``)."""
@@ -199,6 +204,8 @@ def fetch_git(repo: str, commit: str, dest: Path, mirror_dir: Path) -> Optional[
     if (target / MARKER).exists():
         return target
     gitdir = mirror_dir / repo.replace("/", "+") / "repo"
+    if (gitdir / ".git").is_dir():  # some snapshots arrive as a work tree with its .git inside
+        gitdir = gitdir / ".git"
     if not gitdir.is_dir():
         print(f"{repo}@{commit}: no mirror at {gitdir}: skipped", file=sys.stderr)
         return None
