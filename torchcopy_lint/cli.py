@@ -1,4 +1,4 @@
-"""Command line: ``torchcopy-lint [check] PATHS``, ``torchcopy-lint rule CODE``, ``torchcopy-lint verify``.
+"""Command line: ``torchcopy-lint [check] PATHS``, ``rule CODE``, ``verify``, ``server`` (LSP over stdio).
 
 Exit codes: 0 no diagnostics left, 1 diagnostics left, 2 usage or internal error.
 Importing this module (and linting) never imports torch; ``verify`` does, lazily.
@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence
 from . import __version__
 from .config import ConfigError, Settings, _split_codes, find_pyproject, load_settings, validate_codes
 
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "server")
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -23,7 +23,8 @@ def _check_parser() -> argparse.ArgumentParser:
         prog="torchcopy-lint",
         description="Find and fix PyTorch tensor/model copy hazards (TCL101-TCL105). "
         "Other commands: `torchcopy-lint rule CODE` explains a rule; `torchcopy-lint verify` "
-        "checks every rule's claim against the installed torch.",
+        "checks every rule's claim against the installed torch; `torchcopy-lint server` is a language "
+        "server (LSP over stdio, needs the `server` extra).",
     )
     p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -149,7 +150,9 @@ def explain(argv: Sequence[str]) -> int:
     if rule is None:
         print(f"torchcopy-lint: error: unknown rule {args.code!r}", file=sys.stderr)
         return 2
-    page = _doc_page(rule.code)
+    from .ruledocs import doc_page
+
+    page = doc_page(rule.code)
     if page is not None:
         print(page)
         return 0
@@ -157,17 +160,6 @@ def explain(argv: Sequence[str]) -> int:
     print(f"{rule.message}\n")
     print(inspect.cleandoc(rule.__doc__ or ""))
     return 0
-
-
-def _doc_page(code: str) -> Optional[str]:
-    """The rule's docs page: shipped inside the wheel, or beside the package in a checkout."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for base in (os.path.join(here, "docs"), os.path.join(os.path.dirname(here), "docs")):
-        path = os.path.join(base, "rules", f"{code}.md")
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as handle:
-                return handle.read()
-    return None
 
 
 def verify(argv: Sequence[str]) -> int:
@@ -188,6 +180,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return explain(rest)
             if command == "verify":
                 return verify(rest)
+            if command == "server":
+                from .server import main as server_main
+
+                return server_main(rest)
             return check(rest)
         return check(argv)
     except KeyboardInterrupt:

@@ -1,0 +1,160 @@
+"""Linting off the message loop, in a child process that a crashing file cannot take the server down with.
+
+LibCST's native parser can overflow its stack (a segfault, not an exception) on
+pathological input, and a big file holds the GIL for tens of milliseconds; so the
+server never lints in its own process. One child process does it (it keeps the
+engine imported and a small result cache warm); if it dies, the job that killed it
+fails with :class:`WorkerCrashed` and the next job starts a fresh child.
+
+The functions below ``# --- in the child`` run in the worker; the engine is
+imported there only. ``files_changed`` is the hook for caches that depend on other
+files (the project index): see :data:`INVALIDATORS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import multiprocessing
+import os
+import sys
+import threading
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import lru_cache
+from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
+
+from ..diagnostics import Diagnostic
+
+log = logging.getLogger(__name__)
+
+
+class WorkerCrashed(Exception):
+    """The worker process died while running a job (e.g. the parser overflowed its stack)."""
+
+
+class LintWorker:
+    """A single-process pool, restarted after a crash. ``await worker.run(fn, *args)``."""
+
+    def __init__(self) -> None:
+        self._pool: Optional[ProcessPoolExecutor] = None
+        self._lock = threading.Lock()
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                # spawn, not fork: the server has threads (pygls's reader, asyncio's executor)
+                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_init_child)
+            return self._pool
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    async def run(self, fn: Callable, *args):
+        pool = self._get_pool()
+        try:
+            return await asyncio.wrap_future(pool.submit(fn, *args))
+        except BrokenProcessPool as error:
+            log.error("lint worker died running %s; starting a new one", getattr(fn, "__name__", fn))
+            self._discard(pool)
+            raise WorkerCrashed(str(error)) from error
+
+    def warm_up(self) -> None:
+        """Start the child and import the engine there, so that the first lint does not pay for it."""
+        self._get_pool().submit(warm)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+# --- in the child ---------------------------------------------------------------------------------
+
+INVALIDATORS: List[Callable[[Sequence[str]], None]] = []
+"""Called in the worker with the paths the client reports changed on disk (didChangeWatchedFiles).
+
+A cache that depends on files other than the linted one (the project index) registers here."""
+
+
+def _init_child() -> None:
+    # fd 1 is the LSP channel, inherited: anything printed here would corrupt it
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+
+
+def warm() -> None:
+    from .. import engine, fixer, rules  # noqa: F401
+
+
+def engine_source(text: str) -> Union[str, bytes]:
+    """What to hand the engine for an editor buffer: UTF-8 bytes (the CLI's pruned path) unless the
+    file declares another encoding, in which case the text itself."""
+    encoding = declared_encoding(text)
+    return text.encode("utf-8", "surrogatepass") if encoding == "utf-8" else text
+
+
+def declared_encoding(text: str) -> str:
+    head = "\n".join(text.split("\n", 2)[:2]).encode("utf-8", "replace") + b"\n"
+    try:
+        name, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
+    except SyntaxError:  # an unknown encoding: the engine reports it
+        return "unknown"
+    return "utf-8" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _rule_types(codes: FrozenSet[str]):
+    from ..runner import _rule_types as rule_types
+
+    return rule_types(codes)
+
+
+@lru_cache(maxsize=16)
+def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+    """The CLI's diagnostics for an editor buffer (cached: a save or a re-open costs nothing)."""
+    from ..engine import lint_source
+
+    return lint_source(engine_source(text), path, _rule_types(codes))
+
+
+def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
+    """``--fix`` applied to a buffer; None when nothing changes or a fix would break the parse."""
+    from ..fixer import FixError, fix_source
+
+    encoding = declared_encoding(text)
+    try:
+        data = text.encode("utf-8" if encoding == "unknown" else encoding)
+        fixed = fix_source(data, _rule_types(codes), unsafe=unsafe).source
+    except (FixError, UnicodeError, LookupError, SyntaxError) as error:
+        log.warning("fix all: %s", error)
+        return None
+    except Exception:  # a parse error of LibCST's own kind, or a bug: no fix rather than a dead worker
+        log.exception("fix all failed")
+        return None
+    if fixed == data:
+        return None
+    return fixed.decode("utf-8" if encoding == "unknown" else encoding)
+
+
+def files_changed(paths: Sequence[str]) -> None:
+    lint_text.cache_clear()
+    for invalidate in INVALIDATORS:
+        try:
+            invalidate(paths)
+        except Exception:
+            log.exception("cache invalidation failed")
+
+
+def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List[Tuple[int, Diagnostic]]:
+    """A notebook's code cells, linted as one program: (cell index, diagnostic in the cell's lines)."""
+    from .notebooks import lint_cells as lint
+
+    return lint(cells, path, codes, lint_text)
