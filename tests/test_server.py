@@ -239,3 +239,53 @@ async def test_close_clears(client: LanguageClient, tmp_path):
     await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 1)
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(doc.uri)))
     await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)
+
+
+async def test_hover_shows_the_rules_docs(client: LanguageClient, tmp_path):
+    doc = Doc(client, tmp_path / "hover.py", HAZARD)
+    (found,) = await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 1)
+    hover = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(doc.uri), found.range.start))
+    assert hover.contents.value.startswith("# clone-then-detach (TCL103)")
+    nothing = await client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(doc.uri), lsp.Position(0, 0)))
+    assert nothing is None
+
+
+async def test_watched_pyproject_change_relints(client: LanguageClient, tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.torchcopy-lint]\nignore = ["TCL101"]\n')
+    doc = Doc(client, tmp_path / "w.py", HAZARD + "z = torch.tensor(x)\n")
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL103"])
+    pyproject.write_text('[tool.torchcopy-lint]\nignore = ["TCL103"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+        [lsp.FileEvent(uri=pyproject.as_uri(), type=lsp.FileChangeType.Changed)]))
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101"])
+    (registration,) = client.registrations  # the client offered dynamic registration: the server asked
+    assert registration.register_options["watchers"][0] == {"globPattern": "**/pyproject.toml"}
+
+
+async def test_client_settings_override_select_and_ignore(client: LanguageClient, tmp_path):
+    doc = Doc(client, tmp_path / "o.py", HAZARD + "z = torch.tensor(x)\n")
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101", "TCL103"])
+    try:
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+            settings={"torchcopy-lint": {"select": ["TCL1"], "ignore": ["TCL103"]}}))
+        await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101"])
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+            settings={"torchcopy-lint": {"select": ["TCL103", "TCL999"]}}))
+        await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL103"])
+        assert any("unknown rule selector 'TCL999'" in m.message for m in client.messages)  # sent before
+    finally:
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"torchcopy-lint": {}}))
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101", "TCL103"])
+
+
+async def test_shutdown_and_exit():
+    own = await ClientServerConfig(server_command=SERVER).start()
+    try:
+        await own.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
+        await own.shutdown_session()  # shutdown, then exit, then wait for the process
+        assert own._server.returncode == 0
+    finally:
+        await own.stop()

@@ -24,7 +24,7 @@ import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
-from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from ..diagnostics import Diagnostic
 
@@ -41,6 +41,8 @@ class LintWorker:
     def __init__(self) -> None:
         self._pool: Optional[ProcessPoolExecutor] = None
         self._lock = threading.Lock()
+        self._one_at_a_time: Optional[asyncio.Lock] = None
+        self._crashed: Dict[int, None] = {}  # hashes of jobs that killed a worker (bounded, oldest dropped)
 
     def _get_pool(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -57,13 +59,24 @@ class LintWorker:
         pool.shutdown(wait=False, cancel_futures=True)
 
     async def run(self, fn: Callable, *args):
-        pool = self._get_pool()
-        try:
-            return await asyncio.wrap_future(pool.submit(fn, *args))
-        except BrokenProcessPool as error:
-            log.error("lint worker died running %s; starting a new one", getattr(fn, "__name__", fn))
-            self._discard(pool)
-            raise WorkerCrashed(str(error)) from error
+        """``fn(*args)`` in the worker. Jobs go one at a time, so that a crash is blamed on the job that
+        caused it, not on the others queued with it; a job that crashed a worker is not run again."""
+        key = hash((fn.__name__, args))
+        if key in self._crashed:
+            raise WorkerCrashed(f"{fn.__name__} crashed the worker before")
+        if self._one_at_a_time is None:
+            self._one_at_a_time = asyncio.Lock()
+        async with self._one_at_a_time:
+            pool = self._get_pool()
+            try:
+                return await asyncio.wrap_future(pool.submit(fn, *args))
+            except BrokenProcessPool as error:
+                log.error("lint worker died running %s; starting a new one", fn.__name__)
+                self._discard(pool)
+                self._crashed[key] = None
+                while len(self._crashed) > 64:
+                    del self._crashed[next(iter(self._crashed))]
+                raise WorkerCrashed(str(error)) from error
 
     def warm_up(self) -> None:
         """Start the child and import the engine there, so that the first lint does not pay for it."""
