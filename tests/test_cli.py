@@ -58,7 +58,7 @@ def test_other_formats(tmp_path, cli, fmt):
     assert result.returncode == 1
     text = result.stdout.decode()
     if fmt == "github":
-        assert text.startswith(f"::error title=torchcopy-lint (TCL103),file={path},line=3,col=5")
+        assert text.startswith(f"::warning title=torchcopy-lint (TCL103),file={path},line=3,col=5")
     else:
         sarif = json.loads(text)
         assert sarif["runs"][0]["results"][0]["ruleId"] == "TCL103"
@@ -270,3 +270,33 @@ def test_cache_follows_edits_and_settings(tmp_path, cli):
     path.write_bytes(HAZARD)
     reverted = cli("--isolated", "--cache-dir", str(cache), "-q", str(path))
     assert reverted.stdout == first.stdout
+
+
+def _modules_after_cli(args, cwd) -> set:
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['torchcopy-lint', *{list(args)!r}]\n"
+        "try:\n    runpy.run_module('torchcopy_lint', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('MODULES:', *sorted(m for m in sys.modules if m.split('.')[0] in ('libcst', 'torch')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("MODULES:"), result.stdout + result.stderr
+    return set(last.split()[1:])
+
+
+@pytest.mark.parametrize("args", [
+    ("--no-cache", "--jobs", "2", "."),  # the pool path
+    ("--jobs", "1", "."),  # with the cache
+    ("--output-format", "json", "--statistics", "."),
+    ("--show-settings", "."),
+])
+def test_lean_start_without_trigger_text(tmp_path, args):
+    """Files in which no rule's trigger text occurs are answered without importing LibCST."""
+    for i in range(4):
+        write(tmp_path, f"pkg/m{i}.py", b"import torch\n\ndef f(x):\n    return x.sum() * 2\n")
+    assert _modules_after_cli(args, tmp_path) == set()
+    write(tmp_path, "pkg/hazard.py", HAZARD)
+    if "--show-settings" not in args:
+        assert "libcst" in _modules_after_cli(args, tmp_path)  # the check can see an import

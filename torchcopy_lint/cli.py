@@ -1,86 +1,128 @@
-"""Command line: ``torchcopy-lint [check] PATHS``, ``rule CODE``, ``verify``, ``server`` (LSP over stdio).
+"""Command line: ``torchcopy-lint [check] PATHS``, ``torchcopy-lint rule CODE``, ``torchcopy-lint verify``.
 
-Exit codes: 0 no diagnostics left, 1 diagnostics left, 2 usage or internal error.
-Importing this module (and linting) never imports torch; ``verify`` does, lazily.
+Flags follow ruff's where both have them. Exit codes: 0 no diagnostics left, 1
+diagnostics left, 2 usage, configuration or internal error. Importing this module
+(and linting) never imports torch; ``verify`` does, lazily. A file in which no rule's
+trigger text occurs is answered without importing LibCST (runner.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
+import json
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import __version__
-from .config import ConfigError, Settings, _split_codes, find_pyproject, load_settings, validate_codes
+from .config import ConfigError, Overrides, Selection, Settings, find_pyproject, load_settings, split_selectors
 
-SUBCOMMANDS = ("check", "rule", "verify", "server")
+OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 
 
-def _check_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``check`` command's options (also what a bare ``torchcopy-lint PATHS`` takes)."""
     p = argparse.ArgumentParser(
         prog="torchcopy-lint",
-        description="Find and fix PyTorch tensor/model copy hazards (TCL101-TCL105). "
-        "Other commands: `torchcopy-lint rule CODE` explains a rule; `torchcopy-lint verify` "
-        "checks every rule's claim against the installed torch; `torchcopy-lint server` is a language "
-        "server (LSP over stdio, needs the `server` extra).",
+        description="Find and fix PyTorch tensor/model copy hazards. Commands: `check PATHS` (the default), "
+        "`rule CODE` explains a rule, `verify` checks every rule's claim against the installed torch, `server` "
+        "runs the language server (LSP over stdio).",
     )
     p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    p.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
-    p.add_argument("--select", action="append", default=[], metavar="CODES",
-                   help="comma-separated codes or prefixes to enable (default: all)")
-    p.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                   help="comma-separated codes or prefixes to disable")
-    p.add_argument("--output-format", choices=("text", "json", "github", "sarif"), default="text")
-    p.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.torchcopy-lint] from")
-    p.add_argument("--isolated", action="store_true", help="ignore configuration files")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="parallel workers (default: CPU count)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
-    p.add_argument("--cache-dir", default=None, help="cache directory (default: ./.torchcopy_lint_cache)")
-    p.add_argument("--stdin-filename", default=None, help="the name to report for input read from stdin")
-    p.add_argument("--quiet", "-q", action="store_true", help="no summary line and no progress bar")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even if diagnostics are left")
+    sel = p.add_argument_group("rule selection (comma-separated codes or prefixes, or ALL)")
+    sel.add_argument("--select", action="append", default=[], metavar="CODES",
+                     help="enable exactly these (replaces the configured select)")
+    sel.add_argument("--extend-select", action="append", default=[], metavar="CODES",
+                     help="enable these on top of the configured select")
+    sel.add_argument("--ignore", action="append", default=[], metavar="CODES", help="disable these")
+    files = p.add_argument_group("files")
+    files.add_argument("--exclude", action="append", default=None, metavar="PATTERNS",
+                       help="patterns to skip (replaces the configured and default exclude)")
+    files.add_argument("--extend-exclude", action="append", default=[], metavar="PATTERNS",
+                       help="patterns to skip on top of exclude")
+    files.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
+                       help="apply exclusions to paths given by name too (for pre-commit)")
+    files.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.torchcopy-lint] from")
+    files.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    files.add_argument("--stdin-filename", default=None,
+                       help="the name to report for input read from stdin (also finds its configuration)")
+    fix = p.add_argument_group("fixing")
+    fix.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
+    fix.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    fix.add_argument("--show-fixes", action="store_true", help="with --fix: list what was fixed, per file")
+    fix.add_argument("--add-noqa", action="store_true",
+                     help="add `# noqa: CODE` to the line of each remaining finding (merging with an existing noqa)")
+    out = p.add_argument_group("output")
+    out.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    out.add_argument("--output-file", "-o", metavar="PATH", help="write the diagnostics to PATH instead of stdout")
+    out.add_argument("--statistics", action="store_true", help="count diagnostics per code instead of listing them")
+    out.add_argument("--show-settings", action="store_true", help="print the resolved settings and exit")
+    out.add_argument("--quiet", "-q", action="store_true", help="only the diagnostics: no summary, no progress")
+    out.add_argument("--exit-zero", action="store_true", help="exit 0 even if diagnostics are left")
+    run = p.add_argument_group("run")
+    run.add_argument("--jobs", "-j", type=int, default=None, help="parallel workers (default: CPU count)")
+    run.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    run.add_argument("--cache-dir", default=None, help="cache directory (default: ./.torchcopy_lint_cache)")
     p.add_argument("--version", action="version", version=f"torchcopy-lint {__version__}")
     return p
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    if args.isolated:
-        settings = Settings()
-    else:
-        pyproject = args.config or find_pyproject(args.paths[0] if args.paths and args.paths[0] != "-" else ".")
-        settings = load_settings(pyproject)
-    from .runner import ALL_CODES
+def _split_list(values: Sequence[str]) -> tuple:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
-    select, ignore = _split_codes(args.select), _split_codes(args.ignore)
-    validate_codes(select + ignore + settings.select + settings.ignore + settings.extend_select, ALL_CODES)
-    if select:
-        settings.select, settings.extend_select = select, ()
-    settings.ignore = tuple(settings.ignore) + ignore
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """The configuration (unless --isolated), then the command line as the last layer. Raises ConfigError.
+
+    Without ``--config``, each file takes the nearest pyproject.toml with a ``[tool.torchcopy-lint]``
+    table above it (ruff's hierarchical configuration; the first path's is read up front, so that an
+    error in it stops the run before it starts).
+    """
+    overrides = Overrides(
+        Selection(split_selectors(args.select, "--select") or None,
+                  split_selectors(args.extend_select, "--extend-select"), split_selectors(args.ignore, "--ignore")),
+        _split_list(args.exclude) if args.exclude is not None else None,
+        _split_list(args.extend_exclude), args.force_exclude)
+    if args.isolated:
+        return overrides.apply(Settings())
+    anchor = args.stdin_filename if args.paths == ["-"] and args.stdin_filename else (
+        args.paths[0] if args.paths and args.paths[0] != "-" else ".")
+    settings = overrides.apply(load_settings(args.config or find_pyproject(anchor)))
+    if not args.config:
+        settings.nested = overrides
     return settings
 
 
 def check(argv: Sequence[str]) -> int:
-    parser = _check_parser()
+    parser = build_parser()
     args = parser.parse_args(list(argv))
-    try:
-        settings = _settings(args)
-    except ConfigError as error:
-        print(f"torchcopy-lint: error: {error}", file=sys.stderr)
-        return 2
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.add_noqa and (args.fix or args.diff or args.paths == ["-"]):
+        parser.error("--add-noqa cannot be combined with --fix, --diff or stdin")
+    try:
+        return _lint(args)
+    except ConfigError as error:  # the first path's configuration, or a nested one met on the way
+        print(f"torchcopy-lint: error: {error}", file=sys.stderr)
+        return 2
 
-    from .output import FORMATTERS
+
+def _lint(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    if args.show_settings:
+        return show_settings(settings, args.paths[0] if args.paths != ["-"] else args.stdin_filename or "-")
+
     from .runner import run
 
     mode = "diff" if args.diff else "fix" if args.fix else "check"
     stdin = None
     if args.paths == ["-"]:
         stdin = (args.stdin_filename or "-", sys.stdin.buffer.read())
+        if args.stdin_filename and settings.is_force_excluded(args.stdin_filename):
+            if mode == "fix":
+                sys.stdout.buffer.write(stdin[1])  # excluded: echoed unchanged, nothing reported
+            return 0
     missing = [p for p in args.paths if p != "-" and not os.path.exists(p)]
     for path in missing:
         print(f"torchcopy-lint: error: {path}: no such file or directory", file=sys.stderr)
@@ -94,48 +136,82 @@ def check(argv: Sequence[str]) -> int:
     errors = [f.error for f in report.files if f.error]
     for error in errors:
         print(f"torchcopy-lint: error: {error}", file=sys.stderr)
-    out = sys.stdout
+    if args.add_noqa:
+        from .report import add_noqa_directives
+
+        return 2 if add_noqa_directives(report.diagnostics, quiet=args.quiet) or errors or missing else 0
     if mode == "diff":
-        out.write("".join(f.diff for f in report.files if f.diff))
+        sys.stdout.write("".join(f.diff for f in report.files if f.diff))
     elif stdin is not None and mode == "fix":
-        content = report.files[0].content or b""
-        out.flush()
-        sys.stdout.buffer.write(content)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(report.files[0].content or b"")
         sys.stdout.buffer.flush()
     diagnostics = report.diagnostics
     if not (stdin is not None and mode == "fix") and mode != "diff":
-        out.write(FORMATTERS[args.output_format](diagnostics, unsafe=args.unsafe_fixes))
-    if not args.quiet and args.output_format == "text":
-        _summary(diagnostics, report.fixed, mode, args.unsafe_fixes)
+        try:
+            _write_output(args, diagnostics)
+        except OSError as error:
+            print(f"torchcopy-lint: error: {args.output_file}: cannot write: {error.strerror or error}",
+                  file=sys.stderr)
+            return 2
+    if not args.quiet:
+        from .report import print_summary
+
+        print_summary(report, mode, args.unsafe_fixes, show_fixes=args.show_fixes,
+                      no_files=stdin is None and not report.files and not missing,
+                      text=args.output_format == "text" or args.output_file is not None)
     if errors or missing:
         return 2
     return 0 if args.exit_zero or not diagnostics else 1
 
 
-def _summary(diagnostics, fixed: int, mode: str, unsafe: bool) -> None:
-    from .diagnostics import Applicability
+def _write_output(args: argparse.Namespace, diagnostics) -> None:
+    from .output import FORMATTERS, statistics
 
-    parts = []
-    if diagnostics:
-        parts.append(f"Found {len(diagnostics)} diagnostic{'s' if len(diagnostics) != 1 else ''}")
-    if fixed:
-        parts.append(f"fixed {fixed}")
-    if not parts:
-        parts.append("All checks passed")
-    print(", ".join(parts) + ".", file=sys.stderr)
-    if mode == "check":
-        safe = sum(1 for d in diagnostics if d.fix and d.fix.applicability is Applicability.SAFE)
-        hidden = sum(1 for d in diagnostics if d.fix and d.fix.applicability is Applicability.UNSAFE)
-        if safe or (unsafe and hidden):
-            print(f"[*] {safe + (hidden if unsafe else 0)} fixable with `--fix`"
-                  f"{' --unsafe-fixes' if unsafe and hidden else ''}.", file=sys.stderr)
-        if hidden and not unsafe:
-            print(f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--fix --unsafe-fixes`.",
-                  file=sys.stderr)
+    if args.statistics:
+        text = statistics(diagnostics, args.unsafe_fixes, args.output_format)
+    else:
+        text = FORMATTERS[args.output_format](diagnostics, unsafe=args.unsafe_fixes)
+    if args.output_file is None:
+        sys.stdout.write(text)
+        return
+    directory = os.path.dirname(os.path.abspath(args.output_file))
+    os.makedirs(directory, exist_ok=True)
+    with open(args.output_file, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> int:
+    """``--show-settings``: what a run would use for ``path``, as TOML-like lines."""
+    from .codes import RULE_CODES
+
+    settings = settings.for_path(path)
+
+    rows = {
+        "config-file": settings.config_path,
+        "project-root": settings.project_root or os.getcwd(),
+        "selection-layers": [{"select": list(s.select) if s.select is not None else None,
+                              "extend-select": list(s.extend_select), "ignore": list(s.ignore)}
+                             for s in settings.selections],
+        "enabled": sorted(settings.enabled(RULE_CODES)),
+        "enabled-for-path": sorted(settings.codes_for(path, RULE_CODES)),
+        "per-file-ignores": {k: list(v) for k, v in settings.per_file_ignores.items()},
+        "exclude": list(settings.exclude),
+        "extend-exclude": list(settings.extend_exclude),
+        "force-exclude": settings.force_exclude,
+        "file-timeout": settings.file_timeout,
+    }
+    out.write(f"Resolved settings for: {path}\n")
+    for key, value in rows.items():
+        out.write(f"{key} = {json.dumps(value)}\n")
+    return 0
 
 
 def explain(argv: Sequence[str]) -> int:
     """``torchcopy-lint rule CODE`` (or ``--all``): what a rule flags and why."""
+    import inspect
+
+    from .ruledocs import doc_page
     from .rules import ALL_RULES, RULES_BY_CODE
 
     parser = argparse.ArgumentParser(prog="torchcopy-lint rule", description="Explain a rule.")
@@ -150,8 +226,6 @@ def explain(argv: Sequence[str]) -> int:
     if rule is None:
         print(f"torchcopy-lint: error: unknown rule {args.code!r}", file=sys.stderr)
         return 2
-    from .ruledocs import doc_page
-
     page = doc_page(rule.code)
     if page is not None:
         print(page)
@@ -171,21 +245,28 @@ def verify(argv: Sequence[str]) -> int:
     return verify_main(list(argv))
 
 
+def server(argv: Sequence[str]) -> int:
+    """``torchcopy-lint server``: the language server (LSP over stdio; the ``server`` extra)."""
+    from .server import main as server_main
+
+    return server_main(argv)
+
+
+# A first argument that names a command runs it; anything else is `check`'s (so
+# `torchcopy-lint src/` keeps working). A directory named like a command: `check rule/`.
+SUBCOMMANDS: Dict[str, Callable[[Sequence[str]], int]] = {
+    "check": check,
+    "rule": explain,
+    "verify": verify,
+    "server": server,
+}
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    command = SUBCOMMANDS.get(argv[0]) if argv else None
     try:
-        if argv and argv[0] in SUBCOMMANDS and not os.path.exists(argv[0]):
-            command, rest = argv[0], argv[1:]
-            if command == "rule":
-                return explain(rest)
-            if command == "verify":
-                return verify(rest)
-            if command == "server":
-                from .server import main as server_main
-
-                return server_main(rest)
-            return check(rest)
-        return check(argv)
+        return command(argv[1:]) if command is not None else check(argv)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -28,6 +28,29 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
 
 RULE_CODES = tuple(TRIGGERS)
 
+# Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
+SYNTAX_ERROR_CODE = "TCL001"
+READ_ERROR_CODE = "TCL002"
+META_CODES: Dict[str, str] = {
+    SYNTAX_ERROR_CODE: "syntax error, or a file that cannot be decoded or is nested too deeply to parse",
+    READ_ERROR_CODE: "file cannot be read",
+}
+
+# Names of the meta codes, as rules have (SARIF's rule names, --statistics).
+META_NAMES: Dict[str, str] = {
+    "TCL001": "syntax-error",
+    "TCL002": "unreadable-file",
+    "TCL003": "failed-to-lint",
+    "TCL004": "file-timeout",
+}
+
+ALL_CODES = tuple(META_CODES) + RULE_CODES
+
+
+def severity(code: str) -> str:
+    """One severity for every output format: a file that could not be linted is an error, a finding a warning."""
+    return "error" if code in META_CODES else "warning"
+
 
 @lru_cache(maxsize=None)
 def _compiled(code: str, as_bytes: bool):

@@ -1,22 +1,26 @@
-"""Settings: rule selection and ``[tool.torchcopy-lint]`` in pyproject.toml.
+"""Settings: rule selection, exclusion and ``[tool.torchcopy-lint]`` in pyproject.toml.
 
-Selection follows ruff: codes or prefixes; for each code the most specific
-matching ``select``/``ignore`` entry wins (``ignore`` on a tie).
+Selection follows ruff: settings come in layers (the defaults, pyproject.toml, the
+command line), each applied on top of the previous one. A layer's ``select``
+starts afresh, ``extend-select`` adds, ``ignore`` removes; inside a layer the more
+specific selector wins (``ignore`` on a tie). ``per-file-ignores`` remove last.
+Every front end (CLI, stdin, flake8, the server) reads settings through here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-try:  # Python 3.11+
-    import tomllib
-except ImportError:  # pragma: no cover - Python < 3.11
-    tomllib = None  # type: ignore[assignment]
+from .codes import RULE_CODES
+from .config_schema import ConfigError, selector_problem, validate_table
+
+__all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
+           "load_settings", "settings_for", "split_selectors"]
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
@@ -24,66 +28,127 @@ DEFAULT_EXCLUDE = (
 )
 
 
-class ConfigError(Exception):
-    pass
-
-
-def _split_codes(values: Iterable[str]) -> Tuple[str, ...]:
+def split_selectors(values: Iterable[str], option: str) -> Tuple[str, ...]:
+    """Comma-separated command-line selectors, checked (``--select TCL101,TCL103``)."""
     out: List[str] = []
     for value in values:
-        out.extend(part.strip().upper() for part in value.split(",") if part.strip())
+        for part in (p.strip() for p in value.split(",")):
+            if not part:
+                continue
+            problem = selector_problem(part)
+            if problem is not None:
+                raise ConfigError(f"{option}: {problem}")
+            out.append(part)
     return tuple(out)
 
 
-def enabled_codes(all_codes: Sequence[str], select: Sequence[str], ignore: Sequence[str]) -> FrozenSet[str]:
-    """The codes left enabled by ``select``/``ignore`` (prefixes; the longer match wins)."""
-    select = select or ("TCL",)
-    enabled = set()
-    for code in all_codes:
-        best_select = max((len(p) for p in select if code.startswith(p) or p == "ALL"), default=-1)
-        best_ignore = max((len(p) for p in ignore if code.startswith(p) or p == "ALL"), default=-1)
-        if best_select >= 0 and best_select > best_ignore:
-            enabled.add(code)
-    return frozenset(enabled)
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
 
 
-def validate_codes(codes: Sequence[str], all_codes: Sequence[str]) -> None:
-    for code in codes:
-        if code != "ALL" and not any(c.startswith(code) for c in all_codes):
-            raise ConfigError(f"unknown rule selector {code!r} (known: {', '.join(all_codes)})")
+def _matches(code: str, selector: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One layer of rule selection. ``select=None`` keeps what the layers below enabled."""
+
+    select: Optional[Tuple[str, ...]] = None
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+
+    def apply(self, enabled: FrozenSet[str], all_codes: Sequence[str]) -> FrozenSet[str]:
+        result = set() if self.select is not None else set(enabled)
+        steps = [(_specificity(s), 0, s) for s in (self.select or ()) + self.extend_select]
+        steps += [(_specificity(s), 1, s) for s in self.ignore]  # after a select of equal specificity
+        for _, remove, selector in sorted(steps):
+            chosen = {code for code in all_codes if _matches(code, selector)}
+            result = result - chosen if remove else result | chosen
+        return frozenset(result)
+
+    @property
+    def empty(self) -> bool:
+        return self.select is None and not self.extend_select and not self.ignore
 
 
 @dataclass
 class Settings:
-    select: Tuple[str, ...] = ()
-    ignore: Tuple[str, ...] = ()
-    extend_select: Tuple[str, ...] = ()
+    """Everything that decides which files are linted and which codes are reported in each."""
+
+    selections: List[Selection] = field(default_factory=list)  # the config layer, then the CLI's
     per_file_ignores: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
+    force_exclude: bool = False
+    file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
     project_root: Optional[str] = None
+    config_path: Optional[str] = None  # the pyproject.toml read, if any
+    # Set for a run over a tree: each path takes the nearest configuration above it, with these
+    # (command-line) overrides on top, as ruff's hierarchical configuration does.
+    nested: Optional["Overrides"] = None
 
-    def codes_for(self, path: str, all_codes: Sequence[str]) -> FrozenSet[str]:
-        ignore = list(self.ignore)
-        rel = self._relative(path)
-        for pattern, codes in self.per_file_ignores.items():
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
-                ignore.extend(codes)
-        return enabled_codes(all_codes, tuple(self.select) + tuple(self.extend_select), ignore)
+    def for_path(self, path: str) -> "Settings":
+        """The settings of ``path``'s own configuration (itself unless ``nested`` finds another one)."""
+        if self.nested is None:
+            return self
+        pyproject = find_pyproject(path)
+        if pyproject is None or os.path.abspath(pyproject) == self.config_path:
+            return self
+        return _nested_settings(pyproject, _mtime(pyproject), self.nested)
+
+    def enabled(self, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
+        enabled = frozenset(all_codes)  # the default layer: everything
+        for selection in self.selections:
+            enabled = selection.apply(enabled, all_codes)
+        return enabled
+
+    def codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
+        """The codes enabled for ``path``: the layers, then ``per-file-ignores``."""
+        if self.for_path(path) is not self:
+            return self.for_path(path).codes_for(path, all_codes)
+        enabled = self.enabled(all_codes)
+        rel, name = self._relative(path), os.path.basename(path)
+        for pattern, selectors in self.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern):
+                enabled = frozenset(c for c in enabled if not any(_matches(c, s) for s in selectors))
+        return enabled
 
     def is_excluded(self, path: str) -> bool:
         """Whether a file or directory met while walking a given directory is excluded.
 
         Patterns without a slash match a single path component (the entry's own name);
         patterns with one match the path relative to the project root. Paths given on the
-        command line are never excluded, like ruff (the walk only asks about entries below them).
+        command line are never excluded, like ruff, unless ``force-exclude`` is on
+        (see ``is_force_excluded``).
         """
+        local = self.for_path(os.path.dirname(os.path.abspath(path)))
+        if local is not self:
+            return local.is_excluded(path)
         patterns = self.exclude + self.extend_exclude
         name = os.path.basename(os.path.normpath(path))
         if any(fnmatch.fnmatch(name, pat) for pat in patterns if "/" not in pat):
             return True
         rel = self._relative(path)
         return any(fnmatch.fnmatch(rel, pat.strip("/")) for pat in patterns if "/" in pat)
+
+    def is_force_excluded(self, path: str) -> bool:
+        """With ``force-exclude``: whether a path given by name, or a directory above it, is excluded.
+
+        Only the directories below the project root are examined, so that a checkout that
+        happens to live under ``build/`` is not excluded as a whole.
+        """
+        local = self.for_path(path)
+        if local is not self:
+            return local.is_force_excluded(path)
+        if not self.force_exclude:
+            return False
+        rel = self._relative(path)
+        parts = [part for part in rel.split("/") if part not in ("", ".")]
+        if not parts or parts[0] == "..":
+            return self.is_excluded(path)
+        root = self.project_root or os.getcwd()
+        return any(self.is_excluded(os.path.join(root, *parts[:i])) for i in range(1, len(parts) + 1))
 
     def _relative(self, path: str) -> str:
         root = self.project_root or os.getcwd()
@@ -93,45 +158,131 @@ class Settings:
             rel = path
         return rel.replace(os.sep, "/")
 
-    def fingerprint(self) -> str:
-        """Hash of everything that changes what a file's diagnostics are (for the cache key)."""
-        payload = json.dumps([self.select, self.ignore, self.extend_select, sorted(self.per_file_ignores.items())])
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
 
 def find_pyproject(start: str) -> Optional[str]:
+    """The nearest pyproject.toml at or above ``start`` (a file or a directory) that has a
+    ``[tool.torchcopy-lint]`` table (or that cannot be read or parsed, so that the error is shown),
+    as ruff looks for the nearest one with ``[tool.ruff]``."""
     directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
-    while True:
-        candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(directory)
-        if parent == directory:
+    return _find_pyproject_from(directory)
+
+
+@lru_cache(maxsize=1024)
+def _find_pyproject_from(directory: str) -> Optional[str]:
+    candidate = os.path.join(directory, "pyproject.toml")
+    if os.path.isfile(candidate) and _has_table(candidate):
+        return candidate
+    parent = os.path.dirname(directory)
+    return None if parent == directory else _find_pyproject_from(parent)
+
+
+def _toml_module():
+    """tomllib (3.11+) or tomli, imported only when a pyproject.toml is read; None if neither is there."""
+    try:
+        import tomllib
+
+        return tomllib
+    except ImportError:  # pragma: no cover - Python < 3.11 (tomli is a dependency there)
+        try:
+            import tomli
+
+            return tomli
+        except ImportError:
             return None
-        directory = parent
+
+
+def _read_tool_table(pyproject: str) -> Tuple[bytes, Optional[object]]:
+    """(the file's bytes, its ``tool.torchcopy-lint`` value or None). Raises ConfigError."""
+    try:
+        with open(pyproject, "rb") as handle:
+            raw = handle.read()
+    except OSError as error:
+        raise ConfigError(f"{pyproject}: cannot read configuration: {error.strerror or error}") from None
+    if b"torchcopy-lint" not in raw:
+        return raw, None
+    tomllib = _toml_module()
+    if tomllib is None:  # pragma: no cover - only without the declared tomli dependency
+        raise ConfigError(f"{pyproject}: reading [tool.torchcopy-lint] on Python < 3.11 needs `tomli` "
+                          "(pip install tomli)")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{pyproject}: not valid TOML: {error}") from None
+    tool = data.get("tool", {})
+    return raw, tool.get("torchcopy-lint") if isinstance(tool, dict) else None
+
+
+def _has_table(pyproject: str) -> bool:
+    try:
+        return _read_tool_table(pyproject)[1] is not None
+    except ConfigError:
+        return True  # chosen, so that loading it reports the problem
 
 
 def load_settings(pyproject: Optional[str]) -> Settings:
-    """Settings from ``[tool.torchcopy-lint]`` (defaults when absent)."""
+    """Settings from ``[tool.torchcopy-lint]`` (defaults when absent). Raises ConfigError."""
     settings = Settings()
-    if pyproject is None or tomllib is None:
+    if pyproject is None:
         return settings
-    try:
-        with open(pyproject, "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"{pyproject}: cannot read configuration: {error}") from error
-    table = data.get("tool", {}).get("torchcopy-lint", {})
+    _, table = _read_tool_table(pyproject)
+    if table is None:
+        return settings
+    values = validate_table(table, pyproject)
     settings.project_root = os.path.dirname(os.path.abspath(pyproject))
-    known = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude"}
-    unknown = set(table) - known
-    if unknown:
-        raise ConfigError(f"{pyproject}: unknown option(s) in [tool.torchcopy-lint]: {', '.join(sorted(unknown))}")
-    settings.select = _split_codes(table.get("select", ()))
-    settings.ignore = _split_codes(table.get("ignore", ()))
-    settings.extend_select = _split_codes(table.get("extend-select", ()))
-    settings.per_file_ignores = {k: _split_codes(v) for k, v in table.get("per-file-ignores", {}).items()}
-    if "exclude" in table:
-        settings.exclude = tuple(table["exclude"])
-    settings.extend_exclude = tuple(table.get("extend-exclude", ()))
+    settings.config_path = os.path.abspath(pyproject)
+    selection = Selection(values.pop("select", None), values.pop("extend_select", ()), values.pop("ignore", ()))
+    if not selection.empty:
+        settings.selections.append(selection)
+    for attr, value in values.items():
+        setattr(settings, attr, value)
     return settings
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line puts on top of a configuration file."""
+
+    selection: Selection = Selection()
+    exclude: Optional[Tuple[str, ...]] = None
+    extend_exclude: Tuple[str, ...] = ()
+    force_exclude: Optional[bool] = None
+
+    def apply(self, settings: Settings) -> Settings:
+        out = dataclasses.replace(settings, selections=list(settings.selections), nested=None)
+        if not self.selection.empty:
+            out.selections.append(self.selection)
+        if self.exclude is not None:
+            out.exclude = self.exclude
+        out.extend_exclude = out.extend_exclude + self.extend_exclude
+        if self.force_exclude is not None:
+            out.force_exclude = self.force_exclude
+        return out
+
+
+def _mtime(path: Optional[str]) -> int:
+    try:
+        return os.stat(path).st_mtime_ns if path else 0
+    except OSError:
+        return 0
+
+
+@lru_cache(maxsize=256)
+def _cached_settings(pyproject: Optional[str], mtime_ns: int) -> Settings:
+    return load_settings(pyproject)
+
+
+@lru_cache(maxsize=256)
+def _nested_settings(pyproject: str, mtime_ns: int, overrides: Overrides) -> Settings:
+    return overrides.apply(load_settings(pyproject))
+
+
+def settings_for(path: str) -> Settings:
+    """The settings that apply to ``path`` (nearest pyproject.toml), cached per directory and file
+    modification time: for front ends that see one file at a time (flake8, the server)."""
+    pyproject = find_pyproject(path)
+    return _cached_settings(pyproject, _mtime(pyproject))
+
+
+def forget_config_locations() -> None:
+    """Look for pyproject.toml files afresh (one was created, deleted or given a table): for the server."""
+    _find_pyproject_from.cache_clear()

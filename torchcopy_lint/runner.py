@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key
 from .codes import RULE_CODES as ALL_CODES
+from .codes import may_match
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic
 
@@ -36,6 +35,7 @@ class FileReport:
     error: str = ""
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
+    fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
 
 @dataclass
@@ -54,10 +54,13 @@ class RunReport:
 
 
 def discover(paths: Sequence[str], settings: Settings) -> List[str]:
-    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are kept."""
+    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are
+    kept (unless ``force-exclude`` excludes them or a directory above them)."""
     found: List[str] = []
     seen = set()
     for path in paths:
+        if settings.is_force_excluded(path):
+            continue
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
@@ -83,7 +86,14 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
     return Diagnostic(path, 1, 1, 1, 1, READ_ERROR_CODE, f"cannot read file: {reason}")
 
 
+def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
+    """The rules' prefilter: False means no enabled rule can report anything in ``content``."""
+    return any(may_match(code, content) for code in codes)
+
+
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+    if not may_match_any(content, codes):
+        return []  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
     return lint_source(content, path, _rule_types(codes))
@@ -124,7 +134,8 @@ def process(job: Job) -> FileReport:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = _lint_bytes(result.source, job.path, job.codes)
     report = FileReport(job.path, remaining, fixed=result.applied,
-                        content=result.source if job.path == "-" else None)
+                        content=result.source if job.path == "-" else None,
+                        fixed_codes=_fixed_codes(diagnostics, remaining))
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
@@ -136,6 +147,15 @@ def process(job: Job) -> FileReport:
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
+
+
+def _fixed_codes(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for d in before:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    for d in after:
+        counts[d.code] = counts.get(d.code, 0) - 1
+    return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
 def process_batch(jobs: Sequence[Job]) -> List[FileReport]:
@@ -216,30 +236,37 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     files = discover(paths, settings)
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
+    results: List[FileReport] = []
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
-        if cache is not None:
-            try:
-                with open(path, "rb") as handle:
-                    entry = cache.get(cache_key(handle.read(), codes))
-            except OSError:
-                entry = None  # the worker reports it
-            if entry is not None:
-                diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
-                if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
-                    report.files.append(FileReport(path, diagnostics))
-                    continue
+        try:
+            with open(path, "rb") as handle:
+                content: Optional[bytes] = handle.read()
+        except OSError:
+            content = None  # the worker reports it
+        key = cache_key(content, codes) if cache is not None and content is not None else ""
+        entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        if entry is not None:
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
+                report.files.append(FileReport(path, diagnostics))
+                continue
+        if content is not None and not may_match_any(content, codes):
+            results.append(FileReport(path, [], key=key))  # no rule can match: answered here, no parse
+            continue
         pending.append(Job(path, codes, mode, unsafe, cache=cache is not None))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
     workers = jobs or os.cpu_count() or 1
-    results: List[FileReport] = []
     if workers <= 1 or len(pending) <= 1:
         for job in pending:
             results.append(process(job))
             bar.advance()
     else:
+        import multiprocessing  # only here: a run that needs no pool does not pay for these imports
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
         context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
