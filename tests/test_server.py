@@ -211,27 +211,56 @@ async def test_syntax_error_is_reported(client: LanguageClient, tmp_path):
     assert found.code == "TCL001" and found.severity == lsp.DiagnosticSeverity.Error
 
 
-async def test_notebook_cells_are_one_program(client: LanguageClient, tmp_path):
-    nb_uri = (tmp_path / "n.ipynb").as_uri()
-    sources = ["import torch\n%matplotlib inline\nx = torch.randn(3)", "# markdown", "y = x.clone().detach()\n"]
-    kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code]
-    cells = [f"vscode-notebook-cell:{tmp_path}/n.ipynb#c{i}" for i in range(3)]
+def open_notebook(client: LanguageClient, path: Path, sources: Sequence[str], kinds: Sequence) -> List[str]:
+    """Open a notebook (notebook sync, as VS Code does); the cells' URIs."""
+    cells = [f"vscode-notebook-cell:{path}#c{i}" for i in range(len(sources))]
     client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-        notebook_document=lsp.NotebookDocument(uri=nb_uri, notebook_type="jupyter-notebook", version=1, cells=[
-            lsp.NotebookCell(kind=k, document=c) for k, c in zip(kinds, cells)]),
+        notebook_document=lsp.NotebookDocument(uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
+                                               cells=[lsp.NotebookCell(kind=k, document=c) for k, c in zip(kinds, cells)]),
         cell_text_documents=[lsp.TextDocumentItem(uri=c, version=1, text=s, language_id="python" if k == 2 else "markdown")
                              for c, k, s in zip(cells, kinds, sources)]))
+    return cells
+
+
+def edit_cell(client: LanguageClient, path: Path, version: int, cell: str, text: str) -> None:
+    client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+        notebook_document=lsp.VersionedNotebookDocumentIdentifier(version=version, uri=path.as_uri()),
+        change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
+            lsp.NotebookDocumentCellContentChanges(
+                document=lsp.VersionedTextDocumentIdentifier(uri=cell, version=version),
+                changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)])]))))
+
+
+CODE, MARKUP = lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup
+
+
+async def test_notebook_cells_are_one_program(client: LanguageClient, tmp_path):
+    path = tmp_path / "n.ipynb"
+    sources = ["import torch\n%matplotlib inline\nx = torch.randn(3)", "# markdown", "y = x.clone().detach()\n"]
+    cells = open_notebook(client, path, sources, [CODE, MARKUP, CODE])
     (found,) = await diagnostics_where(client, cells[2], lambda ds: len(ds) == 1)
     assert found.code == "TCL103" and found.range.start == lsp.Position(0, 4)
     assert len(await diagnostics_where(client, cells[0], lambda ds: True)) == 0
     # an edit in a cell re-lints the notebook
-    client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
-        notebook_document=lsp.VersionedNotebookDocumentIdentifier(version=2, uri=nb_uri),
-        change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
-            lsp.NotebookDocumentCellContentChanges(
-                document=lsp.VersionedTextDocumentIdentifier(uri=cells[2], version=2),
-                changes=[lsp.TextDocumentContentChangeWholeDocument(text="y = x.detach().clone()\n")])]))))
+    edit_cell(client, path, 2, cells[2], "y = x.detach().clone()\n")
     await diagnostics_where(client, cells[2], lambda ds: len(ds) == 0)
+
+
+async def test_notebook_fix_all_and_quick_fix(client: LanguageClient, tmp_path):
+    path = tmp_path / "fix.ipynb"
+    sources = ["import torch\nx = torch.randn(3)\n", "y = x.clone().detach()\nz = torch.tensor(x)\n"]
+    cells = open_notebook(client, path, sources, [CODE, CODE])
+    found = await diagnostics_where(client, cells[1], lambda ds: codes(ds) == ["TCL101", "TCL103"])
+    fix_all = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(cells[1]), range=whole(sources[1]),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll])))
+    (change,) = fix_all[0].edit.document_changes  # only the cell with hazards changes
+    assert change.text_document.uri == cells[1]
+    fixed = apply_edits(sources[1], change.edits)
+    assert fixed == "y = x.detach().clone()\nz = x.detach().clone()\n"
+    edit_cell(client, path, 2, cells[1], fixed)
+    await diagnostics_where(client, cells[1], lambda ds: len(ds) == 0)
+    assert {d.code: d.range.start.line for d in found} == {"TCL103": 0, "TCL101": 1}  # the cell's own lines
 
 
 async def test_close_clears(client: LanguageClient, tmp_path):

@@ -7,7 +7,7 @@ point) applied to the buffer, and is computed by the caller in the worker.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
@@ -31,6 +31,20 @@ def overlaps(diagnostic: Diagnostic, selection: lsp.Range, lines: Sequence[str],
     return not (before or after)
 
 
+def workspace_edit(edits: Sequence[Tuple[str, Optional[int], List[lsp.TextEdit]]],
+                   document_changes: bool) -> lsp.WorkspaceEdit:
+    """Edits of one or more documents (a notebook's cells), versioned when the client supports it."""
+    if document_changes:
+        return lsp.WorkspaceEdit(document_changes=[
+            lsp.TextDocumentEdit(lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), changes)
+            for uri, version, changes in edits])
+    return lsp.WorkspaceEdit(changes={uri: changes for uri, _, changes in edits})
+
+
+def fix_all_action(edit: lsp.WorkspaceEdit) -> lsp.CodeAction:
+    return lsp.CodeAction(title="Fix all safe torchcopy-lint issues", kind=FIX_ALL_KIND, edit=edit)
+
+
 class ActionBuilder:
     """Actions for one document (a file, or a notebook cell) at one version."""
 
@@ -44,10 +58,7 @@ class ActionBuilder:
         self.document_changes = document_changes
 
     def _edit(self, edits: List[lsp.TextEdit]) -> lsp.WorkspaceEdit:
-        if self.document_changes:
-            document = lsp.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
-            return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(document, edits)])
-        return lsp.WorkspaceEdit(changes={self.uri: edits})
+        return workspace_edit([(self.uri, self.version, edits)], self.document_changes)
 
     def for_diagnostic(self, diagnostic: Diagnostic, only: Optional[Sequence[str]]) -> List[lsp.CodeAction]:
         if not wanted(only, QUICKFIX):
@@ -66,7 +77,7 @@ class ActionBuilder:
         return out
 
     def fix_all(self, edits: List[lsp.TextEdit]) -> lsp.CodeAction:
-        return lsp.CodeAction(title="Fix all safe torchcopy-lint issues", kind=FIX_ALL_KIND, edit=self._edit(edits))
+        return fix_all_action(self._edit(edits))
 
     def fix_all_cell(self, diagnostics: Sequence[Diagnostic]) -> Optional[lsp.CodeAction]:
         """Fix-all in a notebook cell: its safe fixes, one round, overlapping ones left out."""

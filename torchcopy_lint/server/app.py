@@ -23,7 +23,7 @@ from .. import __version__
 from ..diagnostics import Diagnostic
 from ..ruledocs import doc_page
 from . import worker as jobs
-from .actions import FIX_ALL_KIND, ActionBuilder, overlaps, wanted
+from .actions import FIX_ALL_KIND, ActionBuilder, fix_all_action, overlaps, wanted, workspace_edit
 from .convert import split_lines, to_lsp, whole_text_edit
 from .scheduling import Debouncer
 from .settings import SECTION, ClientSettings, SettingsResolver
@@ -139,8 +139,7 @@ class TorchcopyServer(LanguageServer):
     async def _lint_notebook(self, uri: str) -> None:
         notebook = self._notebook(uri)
         version, path = notebook.version, _path_of(uri)
-        cells = [self._document(cell.document) for cell in notebook.cells if cell.kind == lsp.NotebookCellKind.Code]
-        cells = [c for c in cells if c is not None and c.language_id == "python"]
+        cells = self._code_cells(notebook)
         texts = tuple(c.source for c in cells)
         found = await self._run(jobs.lint_cells, path, texts, path, self.resolver.codes_for(path))
         current = self._notebook(uri)
@@ -154,6 +153,11 @@ class TorchcopyServer(LanguageServer):
                 by_cell[item[0]].append(item[1])
         for cell, text, diagnostics in zip(cells, texts, by_cell):
             self._publish(cell.uri, Result(cell.version, text, diagnostics))
+
+    def _code_cells(self, notebook: lsp.NotebookDocument) -> list:
+        """The notebook's Python code cells (their text documents), in notebook order."""
+        cells = [self._document(cell.document) for cell in notebook.cells if cell.kind == lsp.NotebookCellKind.Code]
+        return [c for c in cells if c is not None and c.language_id == "python"]
 
     def _publish(self, uri: str, result: Result) -> None:
         self.results[uri] = result
@@ -199,8 +203,10 @@ class TorchcopyServer(LanguageServer):
             if overlaps(diagnostic, params.range, builder.lines, codec):
                 actions.extend(builder.for_diagnostic(diagnostic, only))
         if wanted(only, FIX_ALL_KIND) and any(d.fix for d in result.diagnostics):
-            if self.workspace.get_notebook_document(cell_uri=uri) is not None:
-                action = builder.fix_all_cell(result.diagnostics)
+            notebook = self.workspace.get_notebook_document(cell_uri=uri)
+            if notebook is not None:
+                action = await self._fix_all_notebook(notebook, document_changes)
+                action = action or builder.fix_all_cell(result.diagnostics)
             else:
                 path = _path_of(uri)
                 fixed = await self.worker.run(jobs.fix_text, result.text, self.resolver.codes_for(path))
@@ -208,6 +214,20 @@ class TorchcopyServer(LanguageServer):
             if action is not None:
                 actions.append(action)
         return actions
+
+    async def _fix_all_notebook(self, notebook: lsp.NotebookDocument, document_changes: bool
+                                ) -> Optional[lsp.CodeAction]:
+        """``--fix`` on the whole notebook (one program): an edit per changed cell."""
+        cells = self._code_cells(notebook)
+        texts = tuple(c.source for c in cells)
+        path = _path_of(notebook.uri)
+        fixed = await self.worker.run(jobs.fix_cells, texts, path, self.resolver.codes_for(path))
+        if not fixed:
+            return None
+        codec = self.workspace.position_codec
+        edits = [(cell.uri, cell.version, [whole_text_edit(old, new, codec)])
+                 for cell, old, new in zip(cells, texts, fixed) if old != new]
+        return fix_all_action(workspace_edit(edits, document_changes)) if edits else None
 
     def hover(self, params: lsp.HoverParams) -> Optional[lsp.Hover]:
         result = self.results.get(params.text_document.uri)

@@ -14,6 +14,7 @@ files (the project index): see :data:`INVALIDATORS`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import logging
 import multiprocessing
@@ -131,11 +132,15 @@ def _rule_types(codes: FrozenSet[str]):
 
 
 @lru_cache(maxsize=16)
-def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
-    """The CLI's diagnostics for an editor buffer (cached: a save or a re-open costs nothing)."""
+def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
     from ..engine import lint_source
 
-    return lint_source(engine_source(text), path, _rule_types(codes))
+    return lint_source(source, path, _rule_types(codes))
+
+
+def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+    """The CLI's diagnostics for an editor buffer (cached: a save or a re-open costs nothing)."""
+    return _lint(engine_source(text), path, codes)
 
 
 def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
@@ -158,7 +163,7 @@ def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional
 
 
 def files_changed(paths: Sequence[str]) -> None:
-    lint_text.cache_clear()
+    _lint.cache_clear()
     for invalidate in INVALIDATORS:
         try:
             invalidate(paths)
@@ -168,6 +173,27 @@ def files_changed(paths: Sequence[str]) -> None:
 
 def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List[Tuple[int, Diagnostic]]:
     """A notebook's code cells, linted as one program: (cell index, diagnostic in the cell's lines)."""
-    from .notebooks import lint_cells as lint
+    try:
+        from ..notebook import lint_cells_with  # the CLI's mapping: IPython syntax, broken cells
+    except ImportError:
+        from .notebooks import lint_cells as lint_joined
 
-    return lint(cells, path, codes, lint_text)
+        return lint_joined(cells, path, codes, lint_text)
+    found = lint_cells_with(list(enumerate(cells)), path, lambda source, name: _lint(source, name, codes))
+    return [(d.cell, dataclasses.replace(d, cell=None)) for d in found]
+
+
+def fix_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> Optional[List[str]]:
+    """The cells' texts after ``--fix`` on the notebook; None when nothing changes or it cannot be fixed."""
+    try:
+        from ..notebook import fix_cells as fix
+    except ImportError:
+        return None
+    from ..fixer import FixError
+
+    try:
+        texts, applied = fix(list(enumerate(cells)), _rule_types(codes), unsafe=False, path=path)
+    except FixError as error:
+        log.warning("fix all (notebook): %s", error)
+        return None
+    return texts if applied else None
