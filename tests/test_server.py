@@ -318,3 +318,13 @@ async def test_shutdown_and_exit():
         assert own._server.returncode == 0
     finally:
         await own.stop()
+
+
+async def test_notebook_broken_cell_does_not_hide_the_others(client: LanguageClient, tmp_path):
+    pytest.importorskip("torchcopy_lint.notebook")  # the CLI's cell mapping (notebooks branch)
+    path = tmp_path / "broken.ipynb"
+    sources = ["import torch\nx = torch.randn(3)\n", "y = (\n", "!pip list\nz = x.clone().detach()\n"]
+    cells = open_notebook(client, path, sources, [CODE, CODE, CODE])
+    assert codes(await diagnostics_where(client, cells[1], lambda ds: len(ds) == 1)) == ["TCL001"]
+    (found,) = await diagnostics_where(client, cells[2], lambda ds: len(ds) == 1)
+    assert found.code == "TCL103" and found.range.start == lsp.Position(1, 4)
