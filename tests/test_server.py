@@ -328,3 +328,15 @@ async def test_notebook_broken_cell_does_not_hide_the_others(client: LanguageCli
     assert codes(await diagnostics_where(client, cells[1], lambda ds: len(ds) == 1)) == ["TCL001"]
     (found,) = await diagnostics_where(client, cells[2], lambda ds: len(ds) == 1)
     assert found.code == "TCL103" and found.range.start == lsp.Position(1, 4)
+
+
+async def test_a_file_over_its_time_budget_is_reported_and_the_worker_replaced(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.torchcopy-lint]\nfile-timeout = 0.001\n")
+    big = HAZARD + "".join(f"def f{i}(t: torch.Tensor):\n    return t.clone().detach()\n" for i in range(500))
+    slow = Doc(client, tmp_path / "slow.py", big)  # a small file can lint in under a millisecond
+    (found,) = await diagnostics_where(client, slow.uri, lambda ds: len(ds) == 1)
+    assert found.code == "TCL004" and found.severity == lsp.DiagnosticSeverity.Error
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "pyproject.toml").write_text("[tool.torchcopy-lint]\nfile-timeout = 0\n")
+    good = Doc(client, tmp_path / "other" / "fine.py", HAZARD)
+    await diagnostics_where(client, good.uri, lambda ds: codes(ds) == ["TCL103"])

@@ -31,7 +31,7 @@ from .settings import SECTION, ClientSettings, SettingsResolver
 log = logging.getLogger(__name__)
 
 DEFAULT_DELAY_S = 0.05
-INTERNAL_ERROR_CODE = "TCL003"
+INTERNAL_ERROR_CODE, TIMEOUT_CODE = "TCL003", "TCL004"
 WATCHED = ("**/pyproject.toml", "**/*.py", "**/*.pyi", "**/*.ipynb")
 
 
@@ -44,7 +44,9 @@ class Result:
     diagnostics: List[Diagnostic]
 
 
-def _crash_diagnostic(path: str) -> Diagnostic:
+def _failure_diagnostic(path: str, failure: jobs.WorkerCrashed) -> Diagnostic:
+    if isinstance(failure, jobs.WorkerTimeout):
+        return Diagnostic(path, 1, 1, 1, 1, TIMEOUT_CODE, f"not linted: {failure} (file-timeout)")
     return Diagnostic(path, 1, 1, 1, 1, INTERNAL_ERROR_CODE,
                       "failed to lint: the linter crashed on this file (the editor session goes on)")
 
@@ -122,10 +124,11 @@ class TorchcopyServer(LanguageServer):
             await self._lint_file(key)
 
     async def _run(self, fn, path: str, *args) -> List:
+        """Lint in the worker; a crash or a hang becomes a diagnostic (TCL003 / TCL004)."""
         try:
-            return await self.worker.run(fn, *args)
-        except jobs.WorkerCrashed:
-            return [_crash_diagnostic(path)]
+            return await self.worker.run(fn, *args, timeout=self.resolver.timeout_for(path))
+        except jobs.WorkerCrashed as failure:
+            return [_failure_diagnostic(path, failure)]
 
     async def _lint_file(self, uri: str) -> None:
         document = self._document(uri)
@@ -209,7 +212,8 @@ class TorchcopyServer(LanguageServer):
                 action = action or builder.fix_all_cell(result.diagnostics)
             else:
                 path = _path_of(uri)
-                fixed = await self.worker.run(jobs.fix_text, result.text, self.resolver.codes_for(path))
+                fixed = await self.worker.run(jobs.fix_text, result.text, self.resolver.codes_for(path),
+                                              timeout=self.resolver.timeout_for(path))
                 action = builder.fix_all([whole_text_edit(result.text, fixed, codec)]) if fixed else None
             if action is not None:
                 actions.append(action)
@@ -221,7 +225,8 @@ class TorchcopyServer(LanguageServer):
         cells = self._code_cells(notebook)
         texts = tuple(c.source for c in cells)
         path = _path_of(notebook.uri)
-        fixed = await self.worker.run(jobs.fix_cells, texts, path, self.resolver.codes_for(path))
+        fixed = await self.worker.run(jobs.fix_cells, texts, path, self.resolver.codes_for(path),
+                                      timeout=self.resolver.timeout_for(path))
         if not fixed:
             return None
         codec = self.workspace.position_codec

@@ -61,13 +61,20 @@ class SettingsResolver:
         self.client = ClientSettings()
         self._warn = warn
 
-    def codes_for(self, path: str) -> FrozenSet[str]:
+    def settings_for(self, path: str) -> Settings:
         try:
             settings = settings_for(path)
         except ConfigError as error:
             self._warn(f"{error}; linting with the default settings")
             settings = Settings()
-        return self.client.overrides.apply(settings).codes_for(path, RULE_CODES)
+        return self.client.overrides.apply(settings)
+
+    def codes_for(self, path: str) -> FrozenSet[str]:
+        return self.settings_for(path).codes_for(path, RULE_CODES)
+
+    def timeout_for(self, path: str) -> float:
+        """The per-file time budget (``file-timeout``; 0: none), as the CLI's."""
+        return self.settings_for(path).file_timeout
 
     def files_changed(self, paths: Sequence[str]) -> None:
         """A ``pyproject.toml`` created, deleted or edited may move which one a directory uses."""

@@ -36,6 +36,10 @@ class WorkerCrashed(Exception):
     """The worker process died while running a job (e.g. the parser overflowed its stack)."""
 
 
+class WorkerTimeout(WorkerCrashed):
+    """A job ran past its time budget; the worker was killed (and is restarted on the next job)."""
+
+
 class LintWorker:
     """A single-process pool, restarted after a crash. ``await worker.run(fn, *args)``."""
 
@@ -43,7 +47,7 @@ class LintWorker:
         self._pool: Optional[ProcessPoolExecutor] = None
         self._lock = threading.Lock()
         self._one_at_a_time: Optional[asyncio.Lock] = None
-        self._crashed: Dict[int, None] = {}  # hashes of jobs that killed a worker (bounded, oldest dropped)
+        self._failed: Dict[int, None] = {}  # hashes of jobs that killed or hung a worker (bounded)
 
     def _get_pool(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -59,25 +63,42 @@ class LintWorker:
                 self._pool = None
         pool.shutdown(wait=False, cancel_futures=True)
 
-    async def run(self, fn: Callable, *args):
-        """``fn(*args)`` in the worker. Jobs go one at a time, so that a crash is blamed on the job that
-        caused it, not on the others queued with it; a job that crashed a worker is not run again."""
+    async def run(self, fn: Callable, *args, timeout: Optional[float] = None):
+        """``fn(*args)`` in the worker, killed after ``timeout`` seconds (None or 0: no limit).
+
+        Jobs go one at a time, so that a crash is blamed on the job that caused it, not on the
+        others queued with it; a job that crashed or hung a worker is not run again."""
         key = hash((fn.__name__, args))
-        if key in self._crashed:
+        if key in self._failed:
             raise WorkerCrashed(f"{fn.__name__} crashed the worker before")
         if self._one_at_a_time is None:
             self._one_at_a_time = asyncio.Lock()
         async with self._one_at_a_time:
             pool = self._get_pool()
+            future = asyncio.wrap_future(pool.submit(fn, *args))
             try:
-                return await asyncio.wrap_future(pool.submit(fn, *args))
+                return await asyncio.wait_for(future, timeout or None)
+            except asyncio.TimeoutError:
+                log.error("%s ran past its %g s budget; killing the lint worker", fn.__name__, timeout)
+                self._kill(pool)
+                self._remember(key)
+                raise WorkerTimeout(f"over the {timeout:g} s budget") from None
             except BrokenProcessPool as error:
                 log.error("lint worker died running %s; starting a new one", fn.__name__)
                 self._discard(pool)
-                self._crashed[key] = None
-                while len(self._crashed) > 64:
-                    del self._crashed[next(iter(self._crashed))]
+                self._remember(key)
                 raise WorkerCrashed(str(error)) from error
+
+    def _remember(self, key: int) -> None:
+        self._failed[key] = None
+        while len(self._failed) > 64:
+            del self._failed[next(iter(self._failed))]
+
+    def _kill(self, pool: ProcessPoolExecutor) -> None:
+        processes = list(getattr(pool, "_processes", {}).values())  # no public way before Python 3.14
+        self._discard(pool)
+        for process in processes:
+            process.kill()
 
     def warm_up(self) -> None:
         """Start the child and import the engine there, so that the first lint does not pay for it."""
