@@ -117,25 +117,20 @@ async def measure(args: argparse.Namespace, path: Path) -> dict:
                  text=f"# edit {version}\n")]))
         state[0] = new
 
-    isolated = []
-    for _ in range(args.edits):
+    async def timed(keystrokes: int) -> float:
+        """ms from the last of ``keystrokes`` edits (``--burst-gap-ms`` apart) to its diagnostics."""
         await asyncio.sleep(args.quiet_ms / 1000)
-        future = timer.expect(version + 1)
-        start = time.perf_counter()
-        edit()
-        done, _ = await asyncio.wait_for(future, 60)
-        isolated.append((done - start) * 1000)
-    bursts = []
-    for _ in range(args.bursts):
-        await asyncio.sleep(args.quiet_ms / 1000)
-        for _ in range(args.burst - 1):
+        for _ in range(keystrokes - 1):
             edit()
             await asyncio.sleep(args.burst_gap_ms / 1000)
         future = timer.expect(version + 1)
         start = time.perf_counter()
         edit()
         done, _ = await asyncio.wait_for(future, 60)
-        bursts.append((done - start) * 1000)
+        return (done - start) * 1000
+
+    isolated = [await timed(1) for _ in range(args.edits)]
+    bursts = [await timed(args.burst) for _ in range(args.bursts)]
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()

@@ -113,7 +113,7 @@ class LintWorker:
 
 # --- in the child ---------------------------------------------------------------------------------
 
-INVALIDATORS: List[Callable[[Sequence[str]], None]] = []
+INVALIDATORS: List[Callable[[Sequence[str]], None]] = []  # _forget_project is added below
 """Called in the worker with the paths the client reports changed on disk (didChangeWatchedFiles).
 
 A cache that depends on files other than the linted one (the project index) registers here."""
@@ -161,7 +161,30 @@ def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[D
 
 def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
     """The CLI's diagnostics for an editor buffer (cached: a save or a re-open costs nothing)."""
+    _refresh_project()
     return _lint(engine_source(text), path, codes)
+
+
+def _project_index():
+    try:
+        from ..semantic.project import ProjectIndex  # the cross-module index (project-index branch)
+    except ImportError:
+        return None
+    return ProjectIndex
+
+
+def _refresh_project() -> None:
+    """Drop cached results if a file the project index answered from changed on disk (a stat per file
+    it used), so that results stay right even when the client does not report file changes."""
+    index = _project_index()
+    if index is not None and index.refresh():
+        _lint.cache_clear()
+
+
+def _forget_project(paths: Sequence[str]) -> None:
+    index = _project_index()
+    if index is not None:
+        index.clear()
 
 
 def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
@@ -183,6 +206,9 @@ def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional
     return fixed.decode("utf-8" if encoding == "unknown" else encoding)
 
 
+INVALIDATORS.append(_forget_project)
+
+
 def files_changed(paths: Sequence[str]) -> None:
     _lint.cache_clear()
     for invalidate in INVALIDATORS:
@@ -200,6 +226,7 @@ def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List
         from .notebooks import lint_cells as lint_joined
 
         return lint_joined(cells, path, codes, lint_text)
+    _refresh_project()
     found = lint_cells_with(list(enumerate(cells)), path, lambda source, name: _lint(source, name, codes))
     return [(d.cell, dataclasses.replace(d, cell=None)) for d in found]
 

@@ -1,0 +1,30 @@
+"""The server's lint worker functions, in-process (no pygls needed): caching and the invalidation hook."""
+
+from __future__ import annotations
+
+from torchcopy_lint.server import worker
+
+HAZARD = "import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+
+
+def test_files_changed_runs_the_invalidators_and_drops_cached_results():
+    seen = []
+    worker.INVALIDATORS.append(seen.append)
+    try:
+        worker._lint.cache_clear()
+        first = worker.lint_text(HAZARD, "a.py", frozenset({"TCL103"}))
+        assert [d.code for d in first] == ["TCL103"]
+        assert worker.lint_text(HAZARD, "a.py", frozenset({"TCL103"})) is first  # answered by the cache
+        worker.files_changed(["/project/helpers.py"])
+        assert seen == [["/project/helpers.py"]]
+        assert worker.lint_text(HAZARD, "a.py", frozenset({"TCL103"})) is not first
+    finally:
+        worker.INVALIDATORS.remove(seen.append)
+
+
+def test_buffers_declaring_another_encoding_are_linted_as_text():
+    latin = "# -*- coding: latin-1 -*-\nimport torch\nx = torch.randn(3)\ny = x.clone().detach()  # é\n"
+    assert worker.engine_source(latin) == latin
+    assert worker.engine_source(HAZARD) == HAZARD.encode()
+    assert [d.code for d in worker.lint_text(latin, "l.py", frozenset({"TCL103"}))] == ["TCL103"]
+    assert worker.fix_text(latin, frozenset({"TCL103"})) == latin.replace("clone().detach()", "detach().clone()")
