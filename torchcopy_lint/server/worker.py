@@ -105,10 +105,10 @@ class LintWorker:
         self._get_pool().submit(warm)
 
     def close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
+        """Stop the worker now (a job still running is killed: exit must not wait on a hung file)."""
+        pool = self._pool
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._kill(pool)
 
 
 # --- in the child ---------------------------------------------------------------------------------
