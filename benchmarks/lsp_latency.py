@@ -86,6 +86,7 @@ async def measure(args: argparse.Namespace, path: Path) -> dict:
     site_col = text.splitlines()[site_line].index(SLOW)
     timer = Timer()
     client = LanguageClient("lsp-latency", "1")
+
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: lsp.PublishDiagnosticsParams) -> None:
         timer.published(params)
@@ -167,7 +168,8 @@ def main(argv=None) -> int:
         print(f"last keystroke of a {args.burst}-key burst -> publishDiagnostics: median {burst['median_ms']:.1f} ms "
               f"(p90 {burst['p90_ms']:.1f}, n={burst['n']})")
     print(f"engine alone (lint_source in this process): median {result['engine_ms']:.1f} ms")
-    print(f"load average before/after: {load_before[0]:.2f} / {result['loadavg']['after'][0]:.2f} on {os.cpu_count()} cpus")
+    after = result["loadavg"]["after"][0]
+    print(f"load average before/after: {load_before[0]:.2f} / {after:.2f} on {os.cpu_count()} cpus")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2))
     return 0

@@ -214,11 +214,11 @@ async def test_syntax_error_is_reported(client: LanguageClient, tmp_path):
 def open_notebook(client: LanguageClient, path: Path, sources: Sequence[str], kinds: Sequence) -> List[str]:
     """Open a notebook (notebook sync, as VS Code does); the cells' URIs."""
     cells = [f"vscode-notebook-cell:{path}#c{i}" for i in range(len(sources))]
-    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
-        notebook_document=lsp.NotebookDocument(uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
-                                               cells=[lsp.NotebookCell(kind=k, document=c) for k, c in zip(kinds, cells)]),
-        cell_text_documents=[lsp.TextDocumentItem(uri=c, version=1, text=s, language_id="python" if k == 2 else "markdown")
-                             for c, k, s in zip(cells, kinds, sources)]))
+    notebook = lsp.NotebookDocument(uri=path.as_uri(), notebook_type="jupyter-notebook", version=1,
+                                    cells=[lsp.NotebookCell(kind=k, document=c) for k, c in zip(kinds, cells)])
+    documents = [lsp.TextDocumentItem(uri=c, version=1, text=s, language_id="python" if k == CODE else "markdown")
+                 for c, k, s in zip(cells, kinds, sources)]
+    client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(notebook, documents))
     return cells
 
 

@@ -20,7 +20,7 @@ QUICKFIX = lsp.CodeActionKind.QuickFix
 
 
 def wanted(only: Optional[Sequence[str]], kind: str) -> bool:
-    """Whether the client's ``only`` filter admits ``kind`` (kinds are hierarchical: ``source`` admits ``source.fixAll.x``)."""
+    """Whether the client's ``only`` filter admits ``kind`` (hierarchical: ``source`` admits ``source.fixAll.x``)."""
     return not only or any(kind == k or kind.startswith(k + ".") for k in only)
 
 
