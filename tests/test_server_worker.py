@@ -28,3 +28,16 @@ def test_buffers_declaring_another_encoding_are_linted_as_text():
     assert worker.engine_source(HAZARD) == HAZARD.encode()
     assert [d.code for d in worker.lint_text(latin, "l.py", frozenset({"TCL103"}))] == ["TCL103"]
     assert worker.fix_text(latin, frozenset({"TCL103"})) == latin.replace("clone().detach()", "detach().clone()")
+
+
+def test_an_exception_in_the_engine_becomes_a_diagnostic(monkeypatch):
+    import torchcopy_lint.engine as engine
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(engine, "lint_source", broken)
+    worker._lint.cache_clear()
+    (found,) = worker.lint_text(HAZARD, "bug.py", frozenset({"TCL103"}))
+    worker._lint.cache_clear()
+    assert found.code == "TCL003" and "RuntimeError: a bug" in found.message

@@ -156,7 +156,12 @@ def _rule_types(codes: FrozenSet[str]):
 def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
     from ..engine import lint_source
 
-    return lint_source(source, path, _rule_types(codes))
+    try:
+        return lint_source(source, path, _rule_types(codes))
+    except Exception as error:  # a bug of ours: reported on the file (TCL003), the editor session goes on
+        log.exception("linting %s failed", path)
+        detail = (str(error).splitlines() or [""])[0][:300]
+        return [Diagnostic(path, 1, 1, 1, 1, "TCL003", f"failed to lint: {type(error).__name__}: {detail}")]
 
 
 def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
