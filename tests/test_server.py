@@ -340,3 +340,19 @@ async def test_a_file_over_its_time_budget_is_reported_and_the_worker_replaced(c
     (tmp_path / "other" / "pyproject.toml").write_text("[tool.torchcopy-lint]\nfile-timeout = 0\n")
     good = Doc(client, tmp_path / "other" / "fine.py", HAZARD)
     await diagnostics_where(client, good.uri, lambda ds: codes(ds) == ["TCL103"])
+
+
+async def test_positions_are_utf16_and_partial_changes_apply(client: LanguageClient, tmp_path):
+    text = 'import torch\nx = torch.randn(3)\ns = "😋é"; y = x.clone().detach()\n'
+    doc = Doc(client, tmp_path / "u.py", text)
+    (found,) = await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 1)
+    # 14 code points before the call; the emoji is 2 UTF-16 units (4 UTF-8 bytes): character 15
+    assert found.range == lsp.Range(lsp.Position(2, 15), lsp.Position(2, 33))
+    (fix,) = [a for a in await doc.actions(found.range, only=["quickfix"]) if a.title.startswith("Fix")]
+    assert fix.edit.document_changes[0].edits[0].range == found.range
+    # an incremental edit (as editors send them): swap the two calls in place
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        lsp.VersionedTextDocumentIdentifier(uri=doc.uri, version=2),
+        [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(2, 17), lsp.Position(2, 33)),
+                                              text="detach().clone()")]))
+    await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)
