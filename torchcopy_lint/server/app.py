@@ -117,6 +117,15 @@ class TorchcopyServer(LanguageServer):
             return False  # cells are linted with their notebook
         return document.language_id == "python" or uri.endswith((".py", ".pyi"))
 
+    def document_event(self, uri: str, debounce: bool) -> None:
+        """A file was opened or saved (lint now) or changed (debounced)."""
+        if not self._is_lintable(uri):
+            return
+        if debounce:
+            self.debouncer.changed(uri)
+        else:
+            self.debouncer.now(uri)
+
     async def lint(self, key: str) -> None:
         if self._notebook(key) is not None:
             await self._lint_notebook(key)
@@ -302,18 +311,15 @@ def create_server() -> TorchcopyServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchcopyServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        if ls._is_lintable(params.text_document.uri):
-            ls.debouncer.now(params.text_document.uri)
+        ls.document_event(params.text_document.uri, debounce=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchcopyServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        if ls._is_lintable(params.text_document.uri):
-            ls.debouncer.changed(params.text_document.uri)
+        ls.document_event(params.text_document.uri, debounce=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchcopyServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        if ls._is_lintable(params.text_document.uri):
-            ls.debouncer.now(params.text_document.uri)
+        ls.document_event(params.text_document.uri, debounce=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchcopyServer, params: lsp.DidCloseTextDocumentParams) -> None:
