@@ -68,7 +68,7 @@ class TorchcopyServer(LanguageServer):
         self.resolver = SettingsResolver(self.warn)
         self.debouncer = Debouncer(self.lint, DEFAULT_DELAY_S)
         self.results: Dict[str, Result] = {}  # by document (file or cell) URI
-        self.file_listeners: List[Callable[[Sequence[str]], None]] = [self._config_changed]
+        self.file_listeners: List[Callable[[Sequence[str]], None]] = []
         self._warned: set = set()
 
     # --- settings -------------------------------------------------------------------------------
@@ -91,9 +91,6 @@ class TorchcopyServer(LanguageServer):
 
         Caches inside the worker (the project index) register in ``worker.INVALIDATORS``."""
         self.file_listeners.append(listener)
-
-    def _config_changed(self, paths: Sequence[str]) -> None:
-        self.resolver.files_changed(paths)
 
     def relint_all(self) -> None:
         documents = list(self.workspace.text_documents.values()) + list(self.workspace.notebook_documents.values())
@@ -256,19 +253,24 @@ class TorchcopyServer(LanguageServer):
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(pages)))
 
     def files_changed(self, paths: Sequence[str]) -> None:
+        """Files changed on disk: tell every listener and the worker; re-lint the open documents if the
+        configuration changed or results depend on other files (the project index)."""
+        config_changed = self.resolver.files_changed(paths)
         for listener in self.file_listeners:
             try:
                 listener(paths)
             except Exception:
                 log.exception("a file-change listener failed")
-        asyncio.ensure_future(self._invalidate_worker(paths))
+        asyncio.ensure_future(self._invalidate_worker(paths, config_changed))
 
-    async def _invalidate_worker(self, paths: Sequence[str]) -> None:
+    async def _invalidate_worker(self, paths: Sequence[str], relint: bool) -> None:
         try:
-            await self.worker.run(jobs.files_changed, list(paths))
+            relint = await self.worker.run(jobs.files_changed, list(paths)) or relint
         except Exception:
             log.exception("worker cache invalidation failed")
-        self.relint_all()
+            relint = True
+        if relint:
+            self.relint_all()
 
 
 def create_server() -> TorchcopyServer:

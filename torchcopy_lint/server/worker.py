@@ -214,13 +214,16 @@ def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional
 INVALIDATORS.append(_forget_project)
 
 
-def files_changed(paths: Sequence[str]) -> None:
+def files_changed(paths: Sequence[str]) -> bool:
+    """Forget what ``paths`` may have changed; True when results can depend on other files (a project
+    index is there), so that every open document needs a fresh lint."""
     _lint.cache_clear()
     for invalidate in INVALIDATORS:
         try:
             invalidate(paths)
         except Exception:
             log.exception("cache invalidation failed")
+    return _project_index() is not None
 
 
 def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List[Tuple[int, Diagnostic]]:
