@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 from urllib.parse import unquote
@@ -139,7 +140,11 @@ class TorchcopyServer(LanguageServer):
     async def _lint_file(self, uri: str) -> None:
         document = self._document(uri)
         version, text, path = document.version, document.source, _path_of(uri)
-        diagnostics = await self._run(jobs.lint_text, path, text, path, self.resolver.codes_for(path))
+        codes = self.resolver.codes_for(path)
+        start = time.perf_counter()
+        diagnostics = await self._run(jobs.lint_text, path, text, path, codes)
+        log.info("linted %s version %s in %.1f ms (worker round trip)", uri, version,
+                 (time.perf_counter() - start) * 1000)
         current = self._document(uri)
         if current is None or current.version != version:
             return  # stale: a newer lint is scheduled
