@@ -1,6 +1,8 @@
 """The result cache (like ``.ruff_cache``): diagnostics keyed by file content.
 
-Key = hash(file bytes, tool version, enabled codes). One JSON index per tool
+Key = hash(file bytes, tool version, enabled codes). An entry also records the
+other files its result depended on (the project index's modules, by digest), and
+is valid only while they are unchanged (``dependencies_current``). One JSON index per tool
 version, loaded once per run and merged back atomically at the end, so a warm run
 costs one read plus hashing the files. Concurrent runs are safe (last writer
 wins, both writers hold valid entries); a corrupt index is ignored.
@@ -12,14 +14,45 @@ import hashlib
 import json
 import os
 import tempfile
-from typing import Dict, FrozenSet, List, Optional
+from typing import Any, Dict, FrozenSet, List, Optional, Union
 
 from . import __version__
 
 CACHE_DIR_NAME = ".torchcopy_lint_cache"
 _MAX_ENTRIES = 200_000
 
-Entry = List[dict]  # diagnostics as JSON, path left out
+Entry = Union[List[dict], Dict[str, Any]]  # diagnostics as JSON (path left out), or {"d": them, "u": uses}
+
+
+DIRECTORY = "<dir>"
+
+
+def content_digest(content: bytes) -> str:
+    """The hash by which a file's content is known (result entries, project summaries)."""
+    return hashlib.blake2b(content, digest_size=16).hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """``content_digest`` of the file at ``path``; DIRECTORY for a directory, "" when there is nothing."""
+    try:
+        with open(path, "rb") as handle:
+            return content_digest(handle.read())
+    except OSError:
+        return DIRECTORY if os.path.isdir(path) else ""
+
+
+def dependencies_current(uses: Dict[str, str], digests: Dict[str, str]) -> bool:
+    """Whether every file a cached result used still has the recorded digest ("" = absent).
+
+    ``digests`` memoises one run's look-ups, so a file used by many results is read once.
+    """
+    for path, recorded in uses.items():
+        current = digests.get(path)
+        if current is None:
+            current = digests[path] = file_digest(path)
+        if current != recorded:
+            return False
+    return True
 
 
 def cache_key(content: bytes, codes: FrozenSet[str]) -> str:
@@ -45,10 +78,21 @@ class ResultCache:
 
     def get(self, key: str) -> Optional[Entry]:
         entry = self.entries.get(key)
+        if isinstance(entry, dict) and isinstance(entry.get("d"), list) and isinstance(entry.get("u"), dict):
+            return entry
         return entry if isinstance(entry, list) else None
 
-    def put(self, key: str, entry: Entry) -> None:
-        self.new[key] = entry
+    @staticmethod
+    def diagnostics(entry: Entry) -> List[dict]:
+        return entry["d"] if isinstance(entry, dict) else entry
+
+    @staticmethod
+    def uses(entry: Entry) -> Dict[str, str]:
+        """The files (path -> digest, "" = absent) the entry's result depended on."""
+        return entry["u"] if isinstance(entry, dict) else {}
+
+    def put(self, key: str, diagnostics: List[dict], uses: Optional[Dict[str, str]] = None) -> None:
+        self.new[key] = {"d": diagnostics, "u": uses} if uses else diagnostics
 
     def save(self) -> None:
         if not self.new:

@@ -10,6 +10,7 @@ positions are computed only for files that produced a violation.
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import sys
 from contextlib import contextmanager
@@ -23,9 +24,10 @@ from libcst.metadata import CodePosition, CodeRange
 from . import codes
 from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
 from .imports import ImportMap
-from .inference import Inference, Kind
+from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
 from .noqa import is_suppressed
 from .prune import prune as prune_source
+from .semantic.project import ProjectIndex
 from .walk import child_fields
 
 Source = Union[str, bytes]
@@ -57,13 +59,31 @@ class FileContext:
 
     module: cst.Module
     imports: ImportMap
-    inference: Inference
+    semantic: SemanticModel
     stack: List[cst.CSTNode] = field(default_factory=list)
     violations: List[Violation] = field(default_factory=list)
+    path: str = ""
+    project: ProjectIndex = field(default_factory=ProjectIndex)  # the null index unless a path gives one
 
     def kind_of(self, expr: cst.BaseExpression) -> Kind:
-        """Kind of ``expr``, a descendant of the node being visited."""
-        return self.inference.kind_of(expr, self.stack)
+        """Kind of ``expr`` (a descendant of the node being visited): TENSOR, MODULE, NOT_TENSOR, UNKNOWN."""
+        return self.semantic.kind_of(expr, self.stack)
+
+    def value_of(self, expr: cst.BaseExpression) -> Value:
+        """The fine-grained value of ``expr``: kind (parameter, record, mapping, ...), class, items."""
+        return self.semantic.value_of(expr, self.stack)
+
+    def read(self, node: cst.CSTNode) -> Optional[Read]:
+        """The read record of a Name or attribute chain below the visited node."""
+        return self.semantic.read_of(node, self.stack)
+
+    def reaching(self, node: cst.CSTNode) -> List[Binding]:
+        """The bindings that can reach the read ``node``."""
+        return self.semantic.reaching(node, self.stack)
+
+    def loop(self) -> Optional[Loop]:
+        """The innermost loop around the visited node, in its function."""
+        return self.semantic.loop_of(self.stack)
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(expr)
@@ -156,10 +176,12 @@ def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], D
     return visit, leave
 
 
-def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]]) -> List[Violation]:
+def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = "",
+              project: Optional[ProjectIndex] = None) -> List[Violation]:
     """Walk ``module`` once, dispatching each node to every rule that visits its type."""
-    imports = ImportMap(module)
-    context = FileContext(module, imports, Inference(module, imports))
+    project = project if project is not None else ProjectIndex()
+    imports = ImportMap(module, project.absolute_import)
+    context = FileContext(module, imports, SemanticModel(module, imports, project), path=path, project=project)
     rules = [rule_type(context) for rule_type in rule_types]
     visit, leave = _handler_tables(rules)
     stack = context.stack
@@ -291,7 +313,8 @@ def _decode_lines(source: Source, module: cst.Module) -> List[str]:
     return text.splitlines()
 
 
-def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False) -> Optional[ParsedFile]:
+def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False, path: str = "",
+          project: Optional[ProjectIndex] = None) -> Optional[ParsedFile]:
     """Parse and run ``rule_types``; None when no rule can match (prefilter). Raises ParserSyntaxError.
 
     With ``prune``, spans no rule can need are blanked before the parse (positions are
@@ -310,7 +333,7 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False)
                 module = None  # report against the real source below
     if module is None:
         module = cst.parse_module(source)
-    violations = run_rules(module, active)
+    violations = run_rules(module, active, path, project)
     lines = _decode_lines(source, module) if violations else []
     return ParsedFile(module, violations, lines)
 
@@ -370,12 +393,37 @@ def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
     return out
 
 
-def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True) -> List[Diagnostic]:
-    """All diagnostics for one file's source. Never raises for bad input: it reports TCL001."""
+def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True,
+                project: Optional[ProjectIndex] = None) -> List[Diagnostic]:
+    """All diagnostics for one file's source. Never raises for bad input: it reports TCL001.
+
+    ``project`` is the file's project index (default: found from ``path``); pass one to read
+    afterwards which other files the result depended on (``project.dependencies()``).
+    """
+    if project is None:
+        project = ProjectIndex.for_path(path)
+    with gc_paused():
+        try:
+            parsed = parse(source, rule_types, prune=prune, path=path, project=project)
+        except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            return [syntax_error_diagnostic(path, error, source)]
+        if parsed is None or not parsed.violations:
+            return []
+        return to_diagnostics(path, parsed)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while one file is linted.
+
+    A file's tree and model are all alive until its diagnostics are made, so collections during
+    the lint find nothing to free, and each full one walks the whole tree again: for big files
+    that made the time grow faster than the file (benchmarks/scaling.py). The file's cyclic
+    garbage is collected after it, as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        parsed = parse(source, rule_types, prune=prune)
-    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return [syntax_error_diagnostic(path, error, source)]
-    if parsed is None or not parsed.violations:
-        return []
-    return to_diagnostics(path, parsed)
+        yield
+    finally:
+        if enabled:
+            gc.enable()

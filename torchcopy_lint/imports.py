@@ -8,7 +8,7 @@ nesting, never inside expressions) is enough.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, Optional, Union
+from typing import Callable, Dict, Iterator, Optional, Union
 
 import libcst as cst
 
@@ -45,8 +45,11 @@ def iter_statements(body) -> Iterator[cst.CSTNode]:
 class ImportMap:
     """Maps each imported local name to the qualified name it stands for."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, absolute: Optional[Callable[[str], Optional[str]]] = None) -> None:
+        """``absolute`` makes a relative import target absolute (``..utils`` -> ``pkg.utils``), from
+        where the file lives (the project index); without it relative imports are left out."""
         self._names: Dict[str, str] = {}
+        self._absolute = absolute
         for stmt in iter_statements(module.body):
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -69,9 +72,16 @@ class ImportMap:
                 self._bind(top, top)
 
     def _add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        base = _module_name(node.module)
+        base = _module_name(node.module) if node.module is not None else ""
+        if node.relative:
+            target = self._absolute("." * len(node.relative) + base) if self._absolute else None
+            if not target:
+                return
+            base = target
+        elif node.module is None:
+            return
         for alias in node.names:
             name = _module_name(alias.name)
             local = name

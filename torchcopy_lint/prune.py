@@ -6,11 +6,11 @@ two functions. Before the LibCST parse, CPython's ``ast`` (C speed) finds
 
 - top-level functions and classes in which no rule's trigger occurs: their bodies
   become ``0`` (the header, with its name, bases, decorators and return
-  annotation, stays: the inference reads those);
+  annotation, stays: the semantic model reads those);
 - inside a large class that is kept, methods with no trigger and no write to a
-  ``self`` attribute (the inference reads those for ``self.x``);
+  ``self`` attribute (the semantic model reads those for ``self.x``);
 - inside a large kept statement, the elements of big literal lists/dicts/tuples
-  that contain no trigger (the inference never looks inside them).
+  that contain no trigger (the semantic model never looks inside them).
 
 Blanked spans are replaced by text with the same number of lines that ends at the
 same column, so every kept node has exactly the position it has in the full
@@ -29,12 +29,13 @@ Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end 
 
 MIN_FILE_SIZE = 8_000  # below this, pruning does not pay for the ast parse
 LARGE_NODE = 16_000  # kept statements bigger than this are pruned inside
-# Conservative: anything that might assign a `self` attribute (what the inference reads for
-# `self.x`) keeps its method: `self.x = ...`, `self.x += ...`, `self.x: T`, `self.a, self.b = ...`.
+# Conservative: anything that might assign a `self` attribute (what the semantic model reads for
+# `self.x`) keeps its method: `self.x = ...`, `self.x += ...`, `self.x: T`, `self.a, self.b = ...`, `self.x[k] = ...`.
 _SELF_WRITE = re.compile(
     rb"self\s*\.\s*\w+\s*(?:[-+*/@%&|^]|\*\*|//|>>|<<)?=(?!=)"
     rb"|self\s*\.\s*\w+\s*,[^\n]*?(?<![=!<>])=(?!=)"
     rb"|self\s*\.\s*\w+\s*:(?!=)"
+    rb"|self\s*\.\s*\w+\s*\[[^\n]*?\]\s*=(?!=)"  # item stores: what a self.x mapping holds
     rb"|register_(?:buffer|parameter)"
 )
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -125,7 +126,7 @@ class _Pruner:
             if not hasattr(child, "end_lineno"):
                 continue
             if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
-                continue  # the inference reads what a loop iterates over
+                continue  # the semantic model reads what a loop iterates over
             if len(self.text(child)) < LARGE_NODE:
                 continue
             if isinstance(child, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and _blankable(node, child):
@@ -186,7 +187,7 @@ def _header_end(node) -> int:
 
 
 def _blankable(parent: ast.AST, literal: ast.AST) -> bool:
-    """Literals whose elements the inference may read (iterated, unpacked) are kept whole."""
+    """Literals whose elements the semantic model may read (iterated, unpacked) are kept whole."""
     if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is literal:
         return False
     if isinstance(parent, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets):

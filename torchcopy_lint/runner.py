@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, cache_key, dependencies_current
 from .codes import RULE_CODES as ALL_CODES
 from .codes import may_match
 from .config import Settings
@@ -35,6 +35,7 @@ class FileReport:
     error: str = ""
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
+    uses: Dict[str, str] = field(default_factory=dict)  # other files the result depended on -> digest
     fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
 
@@ -91,12 +92,12 @@ def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
     return any(may_match(code, content) for code in codes)
 
 
-def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
+def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None) -> List[Diagnostic]:
     if not may_match_any(content, codes):
         return []  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
-    return lint_source(content, path, _rule_types(codes))
+    return lint_source(content, path, _rule_types(codes), project=project)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
@@ -111,6 +112,8 @@ class Job:
     unsafe: bool = False
     content: Optional[bytes] = None  # stdin only; files are read by the worker
     cache: bool = False  # whether the parent wants the cache key of what was linted
+    origin: Optional[str] = None  # where stdin's content belongs (--stdin-filename): gives its project
+    summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
 
 
 def process(job: Job) -> FileReport:
@@ -123,16 +126,21 @@ def process(job: Job) -> FileReport:
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
     key = cache_key(content, job.codes) if job.cache else ""
-    diagnostics = _lint_bytes(content, job.path, job.codes)
+    from .semantic.project import ProjectIndex, configure_summary_cache
+
+    configure_summary_cache(job.summary_cache)
+    project = ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
+    diagnostics = _lint_bytes(content, job.path, job.codes, project)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
-        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key)
+        return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
+                          uses=project.dependencies())
     from .fixer import FixError, fix_source, write_atomically
 
     try:
         result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
-    remaining = _lint_bytes(result.source, job.path, job.codes)
+    remaining = _lint_bytes(result.source, job.path, job.codes, project)
     report = FileReport(job.path, remaining, fixed=result.applied,
                         content=result.source if job.path == "-" else None,
                         fixed_codes=_fixed_codes(diagnostics, remaining))
@@ -141,6 +149,7 @@ def process(job: Job) -> FileReport:
         report.fixed = 0
         report.diff = unified_diff(job.path, content, result.source)
         report.key = key
+        report.uses = project.dependencies()
     elif job.path != "-" and result.source != content:
         try:
             write_atomically(job.path, result.source)
@@ -227,7 +236,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
-        result = process(Job("-", codes, mode, unsafe, content))
+        origin = name if name not in ("-", "<stdin>") else None
+        result = process(Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir))
         result.path = name
         result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
         report.files.append(result)
@@ -237,6 +247,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     cache = ResultCache(cache_dir) if cache_dir else None
     pending: List[Job] = []
     results: List[FileReport] = []
+    digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
         try:
@@ -246,15 +257,17 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             content = None  # the worker reports it
         key = cache_key(content, codes) if cache is not None and content is not None else ""
         entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
+            entry = None  # a module it consulted changed
         if entry is not None:
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in entry]
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cache.diagnostics(entry)]  # type: ignore[union-attr]
             if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                 report.files.append(FileReport(path, diagnostics))
                 continue
         if content is not None and not may_match_any(content, codes):
             results.append(FileReport(path, [], key=key))  # no rule can match: answered here, no parse
             continue
-        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None))
+        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, summary_cache=cache_dir))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
@@ -282,7 +295,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         report.files.append(result)
         if cache is not None and result.key and not result.error and not result.fixed:
             cache.put(result.key, [{k: v for k, v in d.to_json().items() if k != "path"}
-                                   for d in result.diagnostics])
+                                   for d in result.diagnostics], uses=result.uses)
     if cache is not None:
         cache.save()
     report.files.sort(key=lambda f: f.path)

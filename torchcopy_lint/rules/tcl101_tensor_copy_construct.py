@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..codes import TRIGGERS
 from ..engine import Rule
-from ..inference import Kind
+from ..semantic import Kind
 from ._build import keyword, keyword_values, method
 
 
@@ -17,7 +17,7 @@ class TensorCopyConstruct(Rule):
     warns (UserWarning) on every call. ``t.detach().clone()`` says what it does,
     keeps strides and memory format, and does not warn.
 
-    Only arguments the inference *knows* are tensors are flagged; lists, numpy
+    Only arguments the semantic model *knows* are tensors are flagged; lists, numpy
     arrays, scalars and anything unknown are left alone. ``torch.as_tensor(t)`` is
     not a copy (it returns ``t`` itself) and is not flagged.
     """
@@ -29,7 +29,7 @@ class TensorCopyConstruct(Rule):
         "use `.detach().clone()`"
     )
     triggers = TRIGGERS["TCL101"]  # in codes.py, importable without LibCST
-    # Also keep what the inference reads elsewhere in the file: functions annotated `-> Tensor` (their
+    # Also keep what the semantic model reads elsewhere in the file: functions annotated `-> Tensor` (their
     # return statements may contradict it) and calls passing config fields (they may contradict a
     # parameter's `torch.Tensor` annotation).
     segment_triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)

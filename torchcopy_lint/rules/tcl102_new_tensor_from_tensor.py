@@ -10,7 +10,7 @@ from ..diagnostics import Applicability
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import Kind
+from ..semantic import Kind
 from ._build import keyword, keyword_values, method
 
 
@@ -30,7 +30,7 @@ class NewTensorFromTensor(Rule):
         "use `y.detach().to(x, copy=True)`"
     )
     triggers = TRIGGERS["TCL102"]  # in codes.py, importable without LibCST
-    # Keep what the inference reads elsewhere (see TCL101): `-> Tensor` functions, calls passing config fields.
+    # Keep what the semantic model reads elsewhere (see TCL101): `-> Tensor` functions, calls passing config fields.
     segment_triggers = (r"\bnew_tensor\s*\(|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)
 
     VALID = [

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..codes import TRIGGERS
 from ..engine import Rule
-from ..inference import Kind
+from ..semantic import Kind
 from ._build import method
 
 

@@ -11,12 +11,13 @@ from ..diagnostics import Applicability
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import Kind
+from ..semantic import Kind
 
 # In-place tensor methods that do not write values.
 _HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad", "detach_"})
 # Attributes that hold parameters, buffers or gradients: `m.weight.data = ...` is a tensor's `.data`.
-_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "_grad", "running_mean", "running_var"})
+_TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "_grad", "running_mean", "running_var", "weight_g",
+                                "weight_v", "weight_orig", "bias_orig"})
 _TENSOR_NAME = re.compile(r"^(?:\w+_)?(?:param|params|parameter|tensor|weight|bias|grad|buffer|embeddings)$")
 # Methods that return a tensor when called on one: `p.data = p.data.to(dtype)` rebinds a tensor's storage.
 _TENSOR_SELF_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "view", "view_as",
@@ -73,21 +74,25 @@ class DataMutation(Rule):
         receiver = node.value
         parent = self.context.parent()
         grand = self.context.parent(2)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if isinstance(parent, cst.Attribute) and parent.value is node:  # p.data.add_(...)
             name = parent.attr.value
             if isinstance(grand, cst.Call) and grand.func is parent and name.endswith("_") \
-                    and not name.startswith("__") and name not in _HARMLESS_IN_PLACE \
-                    and self._may_be_tensor(receiver):
-                self._report_write(node, _detach(node))
-        elif isinstance(parent, cst.Subscript) and parent.value is node:
-            if isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and grand.target is parent \
-                    and (self._is_tensor(receiver) or self._named_like_tensor(receiver)):
-                self._report_write(node, _detach(node))
-        elif isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and parent.target is node:
-            value = grand.value if isinstance(grand, cst.Assign) else parent.value if isinstance(parent, cst.AugAssign) else None
-            if self._is_tensor(receiver) or (value is not None and self._rebinds_from_tensor(receiver, value)) \
-                    or (self._named_like_tensor(receiver) and not self._visibly_not_tensor(value)):
-                self.report(node, self.rebind_message if isinstance(parent, cst.AssignTarget) else None)
+                    and not name.startswith("__") and name not in _HARMLESS_IN_PLACE:
+                self._report_write(node, receiver, _detach(node))
+        elif isinstance(parent, cst.Subscript) and parent.value is node:  # p.data[i] = v, p.data[i] += v
+            if isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and grand.target is parent:
+                self._report_write(node, receiver, _detach(node))
+        elif isinstance(parent, cst.AugAssign) and parent.target is node:  # p.data += v
+            self._report_write(node, receiver, None)
+        elif isinstance(parent, cst.AssignTarget) and parent.target is node:  # p.data = v
+            value = grand.value if isinstance(grand, cst.Assign) else None
+            if value is None or not self._visibly_not_tensor(value):
+                evidence = self._evidence(receiver)
+                if evidence is None and value is not None and self.context.value_of(receiver).kind is Kind.UNKNOWN \
+                        and self._rebinds_from_tensor(receiver, value):
+                    evidence = "likely"
+                if evidence is not None:
+                    self.report(node, self.rebind_message)
         elif isinstance(parent, cst.Arg) and parent.value is node and isinstance(grand, cst.Call) \
                 and grand.args and grand.args[0] is parent:
             self._check_in_place_function(node, grand)
@@ -97,38 +102,58 @@ class DataMutation(Rule):
         q = self.context.qualified_name(call.func)
         if not q or not q.startswith("torch.") or not q.endswith("_") or q.endswith("__"):
             return
-        if not self._may_be_tensor(node.value):
-            return
         # nn.init functions already run under no_grad: the plain parameter is the idiom.
         if q.startswith("torch.nn.init."):
             replacement: cst.BaseExpression = node.value.with_changes(
                 lpar=[*node.lpar, *node.value.lpar], rpar=[*node.value.rpar, *node.rpar])
         else:
             replacement = _detach(node)
-        self._report_write(node, replacement)
+        self._report_write(node, node.value, replacement)
 
-    def _report_write(self, node: cst.Attribute, replacement: Optional[cst.BaseExpression]) -> None:
+    def _report_write(self, node: cst.Attribute, receiver: cst.BaseExpression,
+                      replacement: Optional[cst.BaseExpression]) -> None:
+        """One evidence ladder for every form of write: a receiver known to be a tensor is flagged with
+        the fix; one that is probably a tensor is flagged without a fix; anything else is silent."""
+        evidence = self._evidence(receiver)
+        if evidence is None:
+            return
         # Unsafe: with a live graph the fixed code raises where the old one silently corrupted.
-        self.report(node, replacement=replacement, applicability=Applicability.UNSAFE)
+        self.report(node, replacement=replacement if evidence == "known" else None,
+                    applicability=Applicability.UNSAFE)
 
-    def _may_be_tensor(self, receiver: cst.BaseExpression) -> bool:
-        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
-            return False
-        return self.context.kind_of(receiver) not in (Kind.NOT_TENSOR, Kind.MODULE)
-
-    def _named_like_tensor(self, receiver: cst.BaseExpression) -> bool:
-        """``param.data = v``, ``flat_param.data = v``: a receiver named as a parameter or tensor (and not
-        known to be something else) whose ``.data`` is written."""
+    def _evidence(self, receiver: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """'known' (the model knows a tensor), 'likely' (unknown to the model, but named or made like a
+        tensor and not known to be anything else) or None."""
+        kind = self.context.value_of(receiver).kind
+        if kind.is_tensor:
+            return "known"  # `self` too, in a Tensor subclass
+        if kind.is_known_other or depth > 2 or isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+            return None
         name = dotted_name(receiver)
-        return name is not None and _TENSOR_NAME.search(name.rsplit(".", 1)[-1]) is not None \
-            and self._may_be_tensor(receiver)
+        if name is not None and _TENSOR_NAME.search(name.rsplit(".", 1)[-1]) is not None:
+            return "likely"
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value in _TENSOR_ATTRIBUTES:
+            base = receiver.value
+            if not (isinstance(base, cst.Name) and base.value == "self") \
+                    and (self.context.value_of(base).kind in (Kind.MODULE, Kind.UNKNOWN)
+                         or self.context.value_of(base).kind.is_tensor):  # p._grad
+                return "likely"
+        if isinstance(receiver, cst.Subscript):
+            return self._evidence(receiver.value, depth + 1)
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                and receiver.func.attr.value in _TENSOR_SELF_METHODS:
+            return self._evidence(receiver.func.value, depth + 1)
+        if isinstance(receiver, cst.Name):  # b = m.bias.view(n, -1); b.data[:, 4] += v
+            bindings = self.context.reaching(receiver)
+            if bindings and all(b.how == "assign" and not b.path for b in bindings) \
+                    and all(self._evidence(b.value, depth + 1) for b in bindings):
+                return "likely"
+        return None
 
-    def _visibly_not_tensor(self, value: Optional[cst.BaseExpression]) -> bool:
+    def _visibly_not_tensor(self, value: cst.BaseExpression) -> bool:
         """``buffer.data = dataclasses.replace(...)``: a value known not to be a tensor, or made by a
         non-torch library function."""
-        if value is None:
-            return False
-        if self.context.kind_of(value) is Kind.NOT_TENSOR:
+        if self.context.value_of(value).kind.is_known_other:
             return True
         if isinstance(value, cst.Call):
             q = self.context.qualified_name(value.func)
@@ -138,9 +163,9 @@ class DataMutation(Rule):
     def _rebinds_from_tensor(self, receiver: cst.BaseExpression, value: cst.BaseExpression) -> bool:
         """``x.data = <tensor>``: the assigned value is a tensor, or converts ``x`` itself
         (``p.data = p.data.to(torch.float32)``, ``p.data = p.to(device)``)."""
-        if not self._may_be_tensor(receiver):
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
             return False
-        if self.context.kind_of(value) is Kind.TENSOR:
+        if self.context.value_of(value).kind.is_tensor:
             return True
         name = dotted_name(receiver)
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
@@ -149,14 +174,6 @@ class DataMutation(Rule):
             if name is not None and dotted_name(inner) in (name, name + ".data"):
                 return True
             value = inner
-        return False
-
-    def _is_tensor(self, receiver: cst.BaseExpression) -> bool:
-        kind = self.context.kind_of(receiver)
-        if kind is Kind.TENSOR:
-            return True
-        if isinstance(receiver, cst.Attribute) and receiver.attr.value in _TENSOR_ATTRIBUTES:
-            return self.context.kind_of(receiver.value) is not Kind.NOT_TENSOR
         return False
 
 

@@ -9,7 +9,9 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..imports import dotted_name
-from ..inference import MODULE_ONLY_METHODS, Kind, binds
+from ..semantic import Kind
+from ..semantic.vocabulary import MODULE_ONLY_METHODS
+from ..semantic.syntax import binds
 from ..walk import descendants
 
 _TRAINING_CALLS = frozenset({"backward", "step"})
@@ -57,9 +59,32 @@ class DeepcopyLiveModule(Rule):
             return
         target = node.args[0].value
         scope = self._training_loop_scope()
-        if scope is None or not self._is_module(target, scope) or self._fresh_in_iteration(target):
+        if scope is None or not self._is_module(target, scope) or self._fresh_in_iteration(target) \
+                or not self._used_in_loop(target):
             return
         self.report(node)
+
+    def _used_in_loop(self, target: cst.BaseExpression) -> bool:
+        """Whether the loop uses the copied module other than by copying it (calls it, passes it on,
+        reads its attributes): ``for cfg in configs: ddp = DDP(copy.deepcopy(model)); train(ddp)``
+        copies a module that this loop never trains."""
+        name = dotted_name(target)
+        outermost = None  # the training may be in an outer loop: `for epoch: for task: clone = deepcopy(m)`
+        for node in reversed(self.context.stack):
+            if isinstance(node, (cst.For, cst.While)):
+                outermost = node
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+        if name is None or outermost is None:
+            return True
+        prefix = name + "."
+        copies = lambda n: isinstance(n, cst.Call) and self.context.qualified_name(n.func) == "copy.deepcopy"
+        for node in descendants(outermost.body, stop=copies):
+            if isinstance(node, (cst.Name, cst.Attribute)) and not copies(node):
+                spelled = dotted_name(node)
+                if spelled is not None and (spelled == name or spelled.startswith(prefix)):
+                    return True
+        return False
 
     def _fresh_in_iteration(self, target: cst.BaseExpression) -> bool:
         """``for model in candidates: ref = deepcopy(model)`` or ``model = Net(); ref = deepcopy(model)``
@@ -77,11 +102,13 @@ class DeepcopyLiveModule(Rule):
         k = next((j for j, s in enumerate(body) if s is stmt), None)
         if k is None:
             return False
+        parts = name.split(".")
+        names = [".".join(parts[: i + 1]) for i in range(len(parts))]  # ddp.module is new with ddp
         start = None
-        if isinstance(loop, cst.For) and binds(loop.target, name):
+        if isinstance(loop, cst.For) and any(binds(loop.target, n) for n in names):
             start = 0
         for j in range(k - 1, -1, -1):
-            if _assigns(body[j], name):
+            if any(_assigns(body[j], n) for n in names):
                 start = j + 1
                 break
         if start is None:

@@ -1,0 +1,260 @@
+"""The project index answers cross-module questions from a temporary project tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from torchcopy_lint.semantic import project as project_module
+from torchcopy_lint.semantic.project import ProjectIndex, configure_summary_cache, find_root
+from torchcopy_lint.semantic.summaries import SUMMARY_FORMAT
+
+PROJECT: Dict[str, str] = {
+    "pyproject.toml": "[project]\nname = 'det'\n",
+    "models/__init__.py": "from .yolo import Model\nfrom . import common\n",
+    "models/common.py": (
+        "import torch.nn as nn\n"
+        "from collections import namedtuple\n\n"
+        "Binding = namedtuple('Binding', ('name', 'dtype', 'shape', 'data', 'ptr'))\n\n\n"
+        "class BaseModel(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+    ),
+    "models/yolo.py": (
+        "import torch\n"
+        "from models.common import BaseModel\n\n\n"
+        "class Model(BaseModel):\n"
+        "    def __init__(self, cfg):\n"
+        "        super().__init__()\n"
+        "        self.cfg = cfg\n"
+        "        self.stride = torch.zeros(3)\n\n"
+        "    def fuse(self):\n"
+        "        return self\n"
+    ),
+    "utils/__init__.py": "",
+    "utils/torch_utils.py": (
+        "import math\n"
+        "from copy import deepcopy\n"
+        "import torch.nn as nn\n\n\n"
+        "def is_parallel(model):\n"
+        "    return type(model) in (nn.parallel.DataParallel, nn.parallel.DistributedDataParallel)\n\n\n"
+        "def de_parallel(model):\n"
+        "    return model.module if is_parallel(model) else model\n\n\n"
+        "class ModelEMA:\n"
+        "    def __init__(self, model, decay=0.9999, tau=2000, updates=0):\n"
+        "        self.ema = deepcopy(de_parallel(model)).eval()\n"
+        "        self.updates = updates\n"
+        "        self.decay = lambda x: decay * (1 - math.exp(-x / tau))\n"
+        "        for p in self.ema.parameters():\n"
+        "            p.requires_grad_(False)\n"
+    ),
+    "utils/build.py": (
+        "import utils.torch_utils as tu\n"
+        "from ..models import Model\n"
+        "from models.common import Binding\n\n\n"
+        "def build(cfg):\n"
+        "    model = Model(cfg)\n"
+        "    return model\n\n\n"
+        "def bindings(names):\n"
+        "    return {n: Binding(n, None, None, None, 0) for n in names}\n\n\n"
+        "def ema_of(model):\n"
+        "    return tu.ModelEMA(model)\n"
+    ),
+    "train.py": (
+        "import copy\n"
+        "from models import Model\n\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, cfg):\n"
+        "        self.model = Model(cfg)\n\n"
+        "    def fit(self, loader, opt):\n"
+        "        for x in loader:\n"
+        "            loss = self.model(x).sum()\n"
+        "            loss.backward()\n"
+        "            opt.step()\n"
+        "            best = copy.deepcopy(self.model)\n"
+    ),
+}
+
+
+def write_tree(root: Path, files: Dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def fresh_index():
+    ProjectIndex.clear()
+    configure_summary_cache(None)
+    yield
+    ProjectIndex.clear()
+    configure_summary_cache(None)
+
+
+@pytest.fixture
+def det(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "det", PROJECT)
+
+
+def test_classes_through_bases_in_other_modules(det: Path):
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.root == str(det)
+    assert index.module_class_kind("models.yolo.Model") == "module"  # Model -> BaseModel -> nn.Module
+    assert index.module_class_kind("models.Model") == "module"  # re-exported by models/__init__.py
+    assert index.module_class_kind("models.common.Binding") == "not-tensor"
+    assert index.module_class_kind("utils.torch_utils.ModelEMA") == "not-tensor"
+    assert index.module_class_kind("utils.torch_utils.missing") is None
+    assert index.module_class_kind("thirdparty.Thing") is None
+    assert index.class_fields("models.common.Binding") == ["name", "dtype", "shape", "data", "ptr"]
+    assert index.used >= {"models", "models.yolo", "models.common", "utils.torch_utils"}
+
+
+def test_resolve_follows_reexports(det: Path):
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.resolve("models.Model") == "models.yolo.Model"
+    assert index.resolve("models.common.BaseModel") == "models.common.BaseModel"
+    assert index.resolve("models.common") == "models.common"  # ``from . import common``
+    assert index.resolve("models.yolo.BaseModel") == "models.common.BaseModel"
+    assert index.resolve("models.yolo.torch") == "torch"  # an import of an external module
+    assert index.resolve("models.common.nn.Module") == "torch.nn.Module"
+    assert index.resolve("torch.nn.Module") is None
+
+
+def test_function_returns(det: Path):
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.function_return("utils.torch_utils.de_parallel") == "arg:0"
+    assert index.function_returns("utils.torch_utils.de_parallel") == {"arg:0", "arg:0.module"}
+    assert index.function_return("utils.torch_utils.is_parallel") == "not-tensor"
+    assert index.function_return("utils.build.build") == "module"  # via a local, a relative import
+    assert index.function_return("utils.build.bindings") == "mapping"
+    assert index.function_return("utils.build.ema_of") == "not-tensor"  # ``import pkg.mod as m``
+    assert index.function_return("models.yolo.Model.fuse") == "module"  # returns self
+    assert index.function_return("utils.torch_utils.nothing") is None
+
+
+def test_attributes_assigned_in_methods(det: Path):
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.attribute_kind("utils.torch_utils.ModelEMA", "ema") == "module"
+    assert index.attribute_kind("utils.torch_utils.ModelEMA", "updates") is None  # a parameter: unknown
+    assert index.attribute_kind("models.Model", "stride") == "tensor"
+    assert index.attribute_kind("models.Model", "cfg") is None
+    assert index.attribute_kind("train.Trainer", "model") == "module"
+
+
+def test_null_index_answers_none(tmp_path: Path):
+    for index in (ProjectIndex.for_path(None), ProjectIndex.for_path("-"), ProjectIndex()):
+        assert index.module_class_kind("models.Model") is None
+        assert index.function_return("a.b") is None
+        assert index.attribute_kind("a.B", "x") is None
+        assert index.resolve("a.b") is None
+        assert index.used == set() and index.dependencies() == {}
+
+
+def test_root_markers_and_init_chain(tmp_path: Path):
+    write_tree(tmp_path / "a", {"setup.cfg": "", "x/y/__init__.py": "", "x/y/z.py": ""})
+    assert find_root(str(tmp_path / "a/x/y/z.py")) == str(tmp_path / "a")
+    write_tree(tmp_path / "b", {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/m.py": ""})
+    if not any((p / m).exists() for p in tmp_path.parents for m in project_module.ROOT_MARKERS):
+        assert find_root(str(tmp_path / "b/pkg/sub/m.py")) == str(tmp_path / "b")
+
+
+def test_src_layout_and_script_directory(tmp_path: Path):
+    root = write_tree(tmp_path / "s", {
+        "pyproject.toml": "",
+        "src/lib/__init__.py": "from .nets import Net\n",
+        "src/lib/nets.py": "import torch.nn as nn\nclass Net(nn.Sequential):\n    pass\n",
+        "tools/helpers.py": "import lightning\nclass Lit(lightning.LightningModule):\n    pass\n",
+        "tools/train.py": "",
+    })
+    index = ProjectIndex.for_path(str(root / "tools/train.py"))
+    assert index.module_class_kind("lib.Net") == "module"
+    assert index.module_class_kind("helpers.Lit") == "module"  # beside a script, as ``python tools/train.py``
+
+
+def test_cycles_and_unknown_bases_stay_unknown(tmp_path: Path):
+    root = write_tree(tmp_path / "c", {
+        ".git/HEAD": "",
+        "a.py": "from b import B\nclass A(B):\n    pass\ndef f(x):\n    return g(x)\nfrom b import g\n",
+        "b.py": "from a import A\nimport somelib\nclass B(A):\n    pass\nclass C(somelib.Base):\n    pass\n"
+                "def g(x):\n    from a import f\n    return f(x)\n",
+    })
+    index = ProjectIndex.for_path(str(root / "a.py"))
+    assert index.module_class_kind("a.A") is None
+    assert index.module_class_kind("b.C") is None
+    assert index.function_return("a.f") is None
+
+
+def test_summaries_cached_on_disk_by_content(det: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    configure_summary_cache(str(cache))
+    assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("models.Model") == "module"
+    entries = sorted(cache.rglob(f"*-{SUMMARY_FORMAT}.json"))
+    assert len(entries) >= 3
+    for entry in entries:  # corrupt every entry: the next process ignores them and rebuilds
+        entry.write_text("{not json")
+    ProjectIndex.clear()
+    assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("models.Model") == "module"
+    assert all(json.loads(e.read_text())["classes"] is not None for e in entries)
+
+
+def _run(*args: str, cwd: Path, stdin: bytes = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run([sys.executable, "-m", "torchcopy_lint", "--isolated", *args], cwd=cwd,
+                          capture_output=True, input=stdin, env=env)
+
+
+def _codes(result: subprocess.CompletedProcess):
+    return [(d["path"].replace(os.sep, "/").split("/")[-1], d["code"]) for d in json.loads(result.stdout)]
+
+
+def test_deepcopy_of_self_model_is_flagged_only_thanks_to_the_index(det: Path, tmp_path: Path):
+    flagged = _run("--no-cache", "--output-format", "json", str(det / "train.py"), cwd=tmp_path)
+    assert _codes(flagged) == [("train.py", "TCL105")]
+    lone = write_tree(tmp_path / "lone", {"train.py": PROJECT["train.py"]})  # same code, no project
+    assert _codes(_run("--no-cache", "--output-format", "json", str(lone / "train.py"), cwd=tmp_path)) == []
+
+
+def test_cached_result_is_recomputed_when_a_used_module_changes(det: Path, tmp_path: Path):
+    args = ("--cache-dir", str(tmp_path / "cache"), "--output-format", "json", str(det))
+    assert ("train.py", "TCL105") in _codes(_run(*args, cwd=tmp_path))
+    assert ("train.py", "TCL105") in _codes(_run(*args, cwd=tmp_path))  # warm: from the cache
+    common = det / "models/common.py"
+    common.write_text(common.read_text().replace("class BaseModel(nn.Module)", "class BaseModel(object)"))
+    assert ("train.py", "TCL105") not in _codes(_run(*args, cwd=tmp_path))  # train.py itself unchanged
+    common.write_text(PROJECT["models/common.py"])
+    assert ("train.py", "TCL105") in _codes(_run(*args, cwd=tmp_path))
+
+
+def test_cached_result_notices_a_new_module(tmp_path: Path):
+    files = {k: v for k, v in PROJECT.items() if not k.startswith("models/")}
+    root = write_tree(tmp_path / "late", files)
+    args = ("--cache-dir", str(tmp_path / "cache"), "--output-format", "json", str(root / "train.py"))
+    assert _codes(_run(*args, cwd=tmp_path)) == []
+    write_tree(root, {k: v for k, v in PROJECT.items() if k.startswith("models/")})
+    assert _codes(_run(*args, cwd=tmp_path)) == [("train.py", "TCL105")]
+
+
+def test_stdin_finds_the_project_from_its_filename(det: Path, tmp_path: Path):
+    source = PROJECT["train.py"].encode()
+    inside = _run("--stdin-filename", str(det / "train.py"), "--output-format", "json", "-", cwd=tmp_path,
+                  stdin=source)
+    assert _codes(inside) == [("train.py", "TCL105")]
+    outside = _run("--stdin-filename", str(tmp_path / "elsewhere.py"), "--output-format", "json", "-",
+                   cwd=tmp_path, stdin=source)
+    assert _codes(outside) == []
+
+
+def test_flake8_plugin_finds_the_project_from_the_path(det: Path, tmp_path: Path):
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "TCL", "--format", "%(code)s:%(row)d",
+         str(det / "train.py")], capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert result.stdout.split() == ["TCL105:14"], result.stderr

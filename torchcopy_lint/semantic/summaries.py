@@ -1,0 +1,308 @@
+"""What one module says about itself, without following its imports: its summary.
+
+A summary is built with the stdlib ``ast`` (fast, torch-free, no LibCST) from a
+file's bytes alone, so it can be cached by content hash and shared by every file
+that imports the module. It holds, as plain JSON:
+
+- ``imports``: local name -> imported target (``"torch.nn"``; relative targets keep
+  their leading dots, ``".models.yolo.Model"``, and are resolved by the project index,
+  which knows where the module lives); ``star``: modules imported with ``*``;
+- ``symbols``: each module-level name -> how it is bound (``class``, ``def``,
+  ``import``, ``value``), several entries when it is bound more than once;
+- ``classes``: bases and decorators (as facts/dotted names), record fields
+  (namedtuple, NamedTuple, dataclass), attributes assigned to ``self`` in any method
+  (with class-level annotations), attributes on which a module-only method is called,
+  and the methods' summaries;
+- ``functions``: parameters, decorators, return annotation and the facts of what each
+  ``return`` gives back.
+
+How values are described (facts) is in semantic/facts.py.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, List, Optional, Sequence
+
+from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
+
+SUMMARY_FORMAT = 1  # bump when the shape of a summary changes (it is part of the disk cache key)
+MODULE_ONLY_METHODS = frozenset(
+    """parameters named_parameters modules named_modules children named_children buffers named_buffers
+    train eval register_forward_hook register_forward_pre_hook register_full_backward_hook
+    register_buffer register_parameter add_module""".split()
+)
+"""Methods of ``nn.Module`` that a tensor does not have (``self.ema.parameters()`` says module)."""
+
+
+def empty_summary() -> Dict[str, Any]:
+    return {"imports": {}, "star": [], "symbols": {}, "classes": {}, "functions": {}}
+
+
+def summarize(source: bytes) -> Dict[str, Any]:
+    """The summary of a module's source; an empty one when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
+        return empty_summary()
+    try:
+        return _ModuleSummarizer().run(tree)
+    except RecursionError:
+        return empty_summary()
+
+
+def import_bindings(node: ast.AST) -> List[tuple]:
+    """(local name, target) for an import statement; relative targets keep their dots."""
+    out = []
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                out.append((alias.asname, alias.name))
+            else:
+                top = alias.name.split(".")[0]
+                out.append((top, top))
+    elif isinstance(node, ast.ImportFrom):
+        base = "." * (node.level or 0) + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                out.append(("*", base))
+                continue
+            sep = "" if base.endswith(".") else "."
+            out.append((alias.asname or alias.name, base + sep + alias.name))
+    return out
+
+
+def _compound_bodies(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
+    """Statement lists nested in a compound statement that is not a def or class."""
+    bodies = []
+    for name in ("body", "orelse", "finalbody"):
+        value = getattr(stmt, name, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            bodies.append(value)
+    for handler in getattr(stmt, "handlers", ()) or ():
+        bodies.append(handler.body)
+    for case in getattr(stmt, "cases", ()) or ():
+        bodies.append(case.body)
+    return bodies
+
+
+def walk_statements(body: Sequence[ast.stmt]):
+    """Every statement of ``body`` and of the compound statements in it, not entering defs/classes."""
+    for stmt in body:
+        yield stmt
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for inner in _compound_bodies(stmt):
+                yield from walk_statements(inner)
+
+
+class _ModuleSummarizer:
+    def __init__(self) -> None:
+        self.summary = empty_summary()
+
+    def _bind(self, name: str, binding: list) -> None:
+        self.summary["symbols"].setdefault(name, []).append(binding)
+
+    def run(self, tree: ast.Module) -> Dict[str, Any]:
+        module_scope = Scope(None, [], 0, {})
+        for stmt in walk_statements(tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for local, target in import_bindings(stmt):
+                    if local == "*":
+                        self.summary["star"].append(target)
+                    else:
+                        self.summary["imports"][local] = target
+                        self._bind(local, ["import", target])
+            elif isinstance(stmt, ast.ClassDef):
+                self.summary["classes"][stmt.name] = _class_summary(stmt, module_scope)
+                self._bind(stmt.name, ["class"])
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.summary["functions"][stmt.name] = _function_summary(stmt, method=False)
+                self._bind(stmt.name, ["def"])
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                self._assignment(stmt, module_scope)
+            else:
+                for name in bound_names(stmt):
+                    self._bind(name, ["value", UNKNOWN])
+        return self.summary
+
+    def _assignment(self, stmt: ast.stmt, scope: "Scope") -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        for target in targets:
+            if isinstance(target, ast.Name):
+                record = _record_factory(value)
+                if record is not None:
+                    self.summary["classes"][target.id] = record
+                    self._bind(target.id, ["class"])
+                elif value is not None:
+                    self._bind(target.id, ["value", scope.fact(value)])
+                elif isinstance(stmt, ast.AnnAssign):
+                    self._bind(target.id, ["value", ["ann", annotation(stmt.annotation)]])
+            else:
+                for name in target_names(target):
+                    self._bind(name, ["value", UNKNOWN])
+
+
+def _record_factory(value: Optional[ast.AST]) -> Optional[Dict[str, Any]]:
+    """A class summary for ``X = namedtuple("X", ...)`` / ``NamedTuple("X", [...])``, else None."""
+    if not isinstance(value, ast.Call) or len(value.args) < 2:
+        return None
+    callee = dotted(value.func) or ""
+    if callee.rsplit(".", 1)[-1] not in ("namedtuple", "NamedTuple"):
+        return None
+    spec = value.args[1]
+    fields: List[str] = []
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        fields = spec.value.replace(",", " ").split()
+    elif isinstance(spec, (ast.List, ast.Tuple)):
+        for el in spec.elts:
+            if isinstance(el, ast.Constant) and isinstance(el.value, str):
+                fields.append(el.value)
+            elif isinstance(el, ast.Tuple) and el.elts and isinstance(el.elts[0], ast.Constant):
+                fields.append(str(el.elts[0].value))
+    return {"bases": [], "factory": callee, "deco": [], "fields": fields, "attrs": {}, "methods": {},
+            "module_used": []}
+
+
+def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
+    bases = []
+    for base in node.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value  # Generic[T], NamedTuple[...]
+        if isinstance(base, ast.Call):
+            record = _record_factory(base)
+            bases.append(["record", record["fields"], record["factory"]] if record else UNKNOWN)
+        else:
+            name = dotted(base)
+            bases.append(["name", name] if name else UNKNOWN)
+    summary: Dict[str, Any] = {
+        "bases": bases, "deco": [dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list],
+        "fields": [], "attrs": {}, "methods": {}, "module_used": [],
+    }
+    attrs: Dict[str, List[Fact]] = summary["attrs"]
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            summary["fields"].append(stmt.target.id)
+            attrs.setdefault(stmt.target.id, []).append(["ann", annotation(stmt.annotation)])
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            method = _function_summary(stmt, method=True)
+            summary["methods"][stmt.name] = method
+            for attr, facts in method.pop("self_attrs").items():
+                attrs.setdefault(attr, []).extend(facts)
+            for attr in method.pop("module_used"):
+                if attr not in summary["module_used"]:
+                    summary["module_used"].append(attr)
+        elif isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    attrs.setdefault(target.id, []).append(module_scope.fact(stmt.value))
+    return summary
+
+
+def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    decorators = [dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+    args = node.args
+    params = list(getattr(args, "posonlyargs", [])) + list(args.args)
+    receiver = None
+    if method and params and "staticmethod" not in decorators:
+        receiver = params[0].arg
+        params = params[1:]
+    names = [p.arg for p in params] + [a.arg for a in args.kwonlyargs]
+    annotations = {p.arg: annotation(p.annotation) for p in params + list(args.kwonlyargs)}
+    scope = Scope(receiver, names, len(params), annotations)
+    for star in (args.vararg, args.kwarg):
+        if star is not None:
+            scope.locals[star.arg] = [None]
+    local_imports: Dict[str, str] = {}
+    returns: List[Fact] = []
+    self_attrs: Dict[str, List[Fact]] = {}
+    module_used: List[str] = []
+    generator = False
+    buffers: List[tuple] = []
+    for sub in _own_nodes(node):
+        if isinstance(sub, (ast.Yield, ast.YieldFrom)):
+            generator = True
+        elif isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+            scope.locals.setdefault(sub.target.id, []).append(sub.value)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            scope.locals.setdefault(sub.name, []).append(None)
+        elif receiver is not None and _is_register_buffer(sub, receiver):
+            value = sub.args[1] if len(sub.args) > 1 else None  # type: ignore[attr-defined]
+            buffers.append((sub.args[0].value, value))  # type: ignore[attr-defined]
+        elif receiver is not None and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                and sub.func.attr in MODULE_ONLY_METHODS:
+            owner = sub.func.value
+            if isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) \
+                    and owner.value.id == receiver and owner.attr not in module_used:
+                module_used.append(owner.attr)
+    for stmt in _own_statements(node.body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for local, target in import_bindings(stmt):
+                if local != "*":
+                    local_imports[local] = target
+        scope.collect(stmt)
+    scope.imports = local_imports
+    for stmt in _own_statements(node.body):
+        if isinstance(stmt, ast.Return):
+            returns.append(scope.fact(stmt.value) if stmt.value is not None else NONE)
+        if receiver is not None:
+            _self_assignments(stmt, receiver, scope, self_attrs)
+    for name, value in buffers:
+        self_attrs.setdefault(name, []).append(scope.fact(value) if value is not None else ["k", "tensor"])
+    summary: Dict[str, Any] = {
+        "params": names, "deco": decorators, "ann": annotation(node.returns),
+        "ret": returns, "gen": generator, "async": isinstance(node, ast.AsyncFunctionDef),
+    }
+    if method:
+        summary["self_attrs"] = self_attrs
+        summary["module_used"] = module_used
+    return summary
+
+
+def _is_register_buffer(node: ast.AST, receiver: str) -> bool:
+    """``self.register_buffer("name", value)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr == "register_buffer" and isinstance(node.func.value, ast.Name) \
+        and node.func.value.id == receiver and bool(node.args) \
+        and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of ``fn``'s body that belong to it, not to a nested def, lambda or class."""
+    pending = list(ast.iter_child_nodes(fn))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def _own_statements(body: Sequence[ast.stmt]):
+    return walk_statements(body)
+
+
+def _self_assignments(stmt: ast.stmt, receiver: str, scope: "Scope", out: Dict[str, List[Fact]]) -> None:
+    if isinstance(stmt, ast.Assign):
+        pairs = [(t, stmt.value) for t in stmt.targets]
+    elif isinstance(stmt, ast.AnnAssign):
+        pairs = [(stmt.target, stmt.value)]
+    elif isinstance(stmt, ast.AugAssign):
+        pairs = [(stmt.target, None)]
+    else:
+        return
+    for target, value in pairs:
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver:
+            if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and value is None:
+                fact: Fact = ["ann", annotation(stmt.annotation)]
+            elif value is None:
+                fact = UNKNOWN
+            else:
+                fact = scope.fact(value)
+            out.setdefault(target.attr, []).append(fact)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for el in target.elts:
+                if isinstance(el, ast.Attribute) and isinstance(el.value, ast.Name) and el.value.id == receiver:
+                    out.setdefault(el.attr, []).append(UNKNOWN)
+
+

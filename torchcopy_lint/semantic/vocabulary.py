@@ -1,0 +1,125 @@
+"""The torch vocabulary of the semantic model: which calls, methods and attributes give tensors.
+
+Facts about torch's API as the model uses them (names only, no torch import). Extending what the
+model knows about a library starts here.
+"""
+
+from __future__ import annotations
+
+TORCH_TENSOR_FUNCTIONS = frozenset(
+    """tensor as_tensor asarray from_numpy frombuffer zeros ones empty full zeros_like ones_like empty_like
+    full_like rand randn randint randperm rand_like randn_like randint_like arange linspace logspace eye cat
+    concat concatenate stack hstack vstack dstack column_stack where matmul mm bmm mv einsum clone detach abs exp
+    log log2 log10 sqrt rsqrt sigmoid tanh relu softmax log_softmax sum mean std var prod cumsum cumprod argmax
+    argmin clamp clip flatten reshape transpose permute squeeze unsqueeze masked_fill gather index_select tril
+    triu outer dot sign round floor ceil norm cdist bernoulli multinomial normal polar complex diag diagonal roll
+    flip repeat_interleave tile lerp addmm baddbmm square pow mul add sub div neg reciprocal erf tensordot kron
+    cross bucketize searchsorted nonzero masked_select take narrow select movedim t logical_and logical_or
+    logical_not eq ne lt le gt ge isnan isinf isfinite nan_to_num maximum minimum fmod remainder atan2 sin cos
+    diff cummax cummin heaviside sparse_coo_tensor scalar_tensor empty_strided complex64 view_as_real
+    view_as_complex""".split()
+)
+"""``torch.X(...)`` that returns a single tensor."""
+
+TORCH_NOT_TENSOR = frozenset(
+    """Size device dtype is_tensor is_storage numel get_default_dtype finfo iinfo manual_seed no_grad
+    enable_grad inference_mode is_grad_enabled set_grad_enabled is_floating_point is_complex
+    get_default_device""".split()
+)
+TORCH_CONSTANTS = frozenset("inf nan pi e newaxis".split())
+
+TENSOR_CLASSES = frozenset(
+    ["torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"]
+    + [
+        f"torch.{p}Tensor"
+        for p in "Float Double Half BFloat16 Long Int Short Char Byte Bool".split()
+    ]
+    + [
+        f"torch.cuda.{p}Tensor"
+        for p in "Float Double Half BFloat16 Long Int Short Char Byte Bool".split()
+    ]
+)
+NOT_TENSOR_BUILTIN_CLASSES = frozenset(
+    "list tuple int float complex bool str bytes dict set frozenset range".split()
+)
+NOT_TENSOR_CLASSES = frozenset(
+    ["numpy.ndarray", "numpy.generic", "numbers.Number", "numbers.Real", "numbers.Integral"]
+)
+NOT_TENSOR_ANNOTATIONS = NOT_TENSOR_BUILTIN_CLASSES | frozenset(
+    "List Tuple Dict Set FrozenSet Sequence MutableSequence Iterable Iterator Mapping MutableMapping "
+    "ndarray NDArray".split()
+)
+NOT_TENSOR_BUILTINS = frozenset(
+    """len int float bool str list tuple dict set frozenset range sorted enumerate zip map filter repr format
+    ord chr hash id type isinstance hasattr print iter""".split()
+)
+
+TENSOR_ONLY_METHODS = frozenset(
+    """detach detach_ clone contiguous unsqueeze permute new_zeros new_ones new_full new_empty new_tensor
+    type_as view_as expand_as reshape_as masked_fill index_select pin_memory softmax log_softmax""".split()
+)
+"""Methods whose presence alone says the receiver (and result) is a tensor."""
+
+MODULE_PRESERVING_METHODS = frozenset(
+    "to cuda cpu float double half bfloat16 train eval requires_grad_ type".split()
+)
+"""On an nn.Module these return the module; on a tensor they return a tensor."""
+
+CAST_METHODS = frozenset("cuda float double half bfloat16 long int bool byte char short".split())
+
+TENSOR_RETURNING_METHODS = frozenset(
+    """to cpu view reshape transpose t sum mean std var prod abs exp log sqrt pow add sub mul div neg clamp
+    clip flatten squeeze expand repeat flip roll round floor ceil sign sigmoid tanh relu norm cumsum argmax
+    argmin masked_select gather narrow select index_add scatter matmul mm bmm where float double half long int
+    bool type_as lerp square sin cos max min""".split()
+)
+"""Methods that return a tensor when called on a tensor (``max``/``min`` only without arguments)."""
+
+NOT_TENSOR_METHODS = frozenset(
+    """tolist item numpy size dim ndimension numel nelement element_size stride data_ptr storage_offset
+    is_contiguous is_floating_point is_complex get_device keys values items""".split()
+)
+NOT_TENSOR_ATTRIBUTES = frozenset(
+    "shape ndim dtype device is_cuda requires_grad is_leaf layout names is_sparse itemsize nbytes".split()
+)
+TENSOR_ATTRIBUTES_OF_TENSOR = frozenset("data grad T mT H mH real imag".split())
+PARAMETER_ATTRIBUTES = frozenset("weight bias".split())
+CONFIG_COMPONENTS = frozenset("config cfg conf args opt opts hparams hparam settings options".split())
+PARAMETER_ITERATORS = frozenset("parameters buffers".split())
+NAMED_PARAMETER_ITERATORS = frozenset("named_parameters named_buffers".split())
+MODULE_ONLY_METHODS = frozenset(
+    """parameters named_parameters modules named_modules children named_children buffers named_buffers
+    train eval apply register_forward_hook register_forward_pre_hook register_full_backward_hook""".split()
+)
+LIGHTNING_MODULES = frozenset(
+    ["pytorch_lightning.LightningModule", "lightning.LightningModule", "lightning.pytorch.LightningModule"]
+)
+
+
+TORCH_OPTIMIZER_PREFIXES = ("torch.optim.",)
+RECORD_FACTORIES = frozenset(
+    ["collections.namedtuple", "typing.NamedTuple", "types.SimpleNamespace", "argparse.Namespace",
+     "dataclasses.replace", "easydict.EasyDict", "omegaconf.OmegaConf.create", "addict.Dict"]
+)
+"""Calls that return a record (an object with fields, never a tensor)."""
+RECORD_CLASS_FACTORIES = frozenset(["collections.namedtuple", "typing.NamedTuple"])
+MAPPING_FACTORIES = frozenset(["collections.OrderedDict", "collections.defaultdict", "collections.Counter"])
+RECORD_METHODS = frozenset("parse_args _replace _asdict".split())
+KNOWN_NON_TENSOR_BASES = frozenset(
+    ["object", "typing.NamedTuple", "typing.Generic", "abc.ABC", "enum.Enum", "enum.IntEnum", "Exception",
+     "torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset",
+     "argparse.Namespace", "types.SimpleNamespace"]
+)
+"""Base classes whose subclasses are records: neither tensors nor modules."""
+NON_PROJECT_ROOTS = frozenset(
+    """torch numpy math os sys re json random collections typing dataclasses argparse copy functools itertools
+    pathlib logging warnings abc enum types time datetime pickle io typing_extensions transformers
+    diffusers timm torchvision torchaudio torchmetrics lightning pytorch_lightning accelerate pandas scipy
+    sklearn PIL cv2 tqdm yaml omegaconf hydra einops easydict addict""".split()
+)
+"""Import roots that are not the linted project: the project index is not asked about them."""
+MODULE_WRAPPERS = frozenset(
+    ["torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
+     "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal"]
+)
+"""Functions that return the module they are given (with parameters added or replaced)."""
