@@ -356,3 +356,16 @@ async def test_positions_are_utf16_and_partial_changes_apply(client: LanguageCli
         [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(2, 17), lsp.Position(2, 33)),
                                               text="detach().clone()")]))
     await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)
+
+
+async def test_project_index_follows_other_files_changing_on_disk(client: LanguageClient, tmp_path):
+    pytest.importorskip("torchcopy_lint.semantic.project")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text("import torch\n\ndef make() -> torch.Tensor:\n    return torch.randn(3)\n")
+    doc = Doc(client, tmp_path / "main.py", "import torch\nfrom helpers import make\n\ny = torch.tensor(make())\n")
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101"])  # known from helpers.py
+    helpers.write_text("def make():\n    return [1, 2]\n")
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+        [lsp.FileEvent(uri=helpers.as_uri(), type=lsp.FileChangeType.Changed)]))
+    await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)

@@ -270,7 +270,7 @@ class TorchcopyServer(LanguageServer):
 
     async def _invalidate_worker(self, paths: Sequence[str], relint: bool) -> None:
         try:
-            relint = await self.worker.run(jobs.files_changed, list(paths)) or relint
+            relint = await self.worker.run(jobs.files_changed, tuple(paths)) or relint
         except Exception:
             log.exception("worker cache invalidation failed")
             relint = True

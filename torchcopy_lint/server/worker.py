@@ -68,8 +68,11 @@ class LintWorker:
 
         Jobs go one at a time, so that a crash is blamed on the job that caused it, not on the
         others queued with it; a job that crashed or hung a worker is not run again."""
-        key = hash((fn.__name__, args))
-        if key in self._failed:
+        try:
+            key: Optional[int] = hash((fn.__name__, args))
+        except TypeError:  # unhashable arguments: such a job is not remembered
+            key = None
+        if key is not None and key in self._failed:
             raise WorkerCrashed(f"{fn.__name__} crashed the worker before")
         if self._one_at_a_time is None:
             self._one_at_a_time = asyncio.Lock()
@@ -89,7 +92,9 @@ class LintWorker:
                 self._remember(key)
                 raise WorkerCrashed(str(error)) from error
 
-    def _remember(self, key: int) -> None:
+    def _remember(self, key: Optional[int]) -> None:
+        if key is None:
+            return
         self._failed[key] = None
         while len(self._failed) > 64:
             del self._failed[next(iter(self._failed))]
@@ -182,7 +187,8 @@ def _refresh_project() -> None:
     """Drop cached results if a file the project index answered from changed on disk (a stat per file
     it used), so that results stay right even when the client does not report file changes."""
     index = _project_index()
-    if index is not None and index.refresh():
+    refresh = getattr(index, "refresh", None)  # stat-based refresh, where the index offers it
+    if refresh is not None and refresh():
         _lint.cache_clear()
 
 
