@@ -11,6 +11,7 @@ from typing import Dict
 
 import pytest
 
+from torchcopy_lint.cache import content_digest
 from torchcopy_lint.semantic import project as project_module
 from torchcopy_lint.semantic.project import ProjectIndex, configure_summary_cache, find_root
 from torchcopy_lint.semantic.summaries import SUMMARY_FORMAT
@@ -29,13 +30,14 @@ PROJECT: Dict[str, str] = {
     "models/yolo.py": (
         "import torch\n"
         "from models.common import BaseModel\n\n\n"
-        "class Model(BaseModel):\n"
+        "class DetectionModel(BaseModel):\n"
         "    def __init__(self, cfg):\n"
         "        super().__init__()\n"
         "        self.cfg = cfg\n"
         "        self.stride = torch.zeros(3)\n\n"
         "    def fuse(self):\n"
-        "        return self\n"
+        "        return self\n\n\n"
+        "Model = DetectionModel  # an alias, as in YOLOv5\n"
     ),
     "utils/__init__.py": "",
     "utils/torch_utils.py": (
@@ -56,7 +58,8 @@ PROJECT: Dict[str, str] = {
     ),
     "utils/build.py": (
         "import utils.torch_utils as tu\n"
-        "from ..models import Model\n"
+        "from models import Model\n"
+        "from .torch_utils import de_parallel\n"
         "from models.common import Binding\n\n\n"
         "def build(cfg):\n"
         "    model = Model(cfg)\n"
@@ -64,7 +67,23 @@ PROJECT: Dict[str, str] = {
         "def bindings(names):\n"
         "    return {n: Binding(n, None, None, None, 0) for n in names}\n\n\n"
         "def ema_of(model):\n"
-        "    return tu.ModelEMA(model)\n"
+        "    return tu.ModelEMA(model)\n\n\n"
+        "def unwrap(model):\n"
+        "    return de_parallel(model)\n"
+    ),
+    "models/heads/__init__.py": "",
+    "models/heads/trainer.py": (
+        "import copy\n"
+        "from ..yolo import Model\n"
+        "from ...outside import Nothing\n\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, cfg):\n"
+        "        self.model = Model(cfg)\n\n"
+        "    def fit(self, loader, opt):\n"
+        "        for x in loader:\n"
+        "            self.model(x).sum().backward()\n"
+        "            opt.step()\n"
+        "            best = copy.deepcopy(self.model)\n"
     ),
     "train.py": (
         "import copy\n"
@@ -115,14 +134,29 @@ def test_classes_through_bases_in_other_modules(det: Path):
     assert index.module_class_kind("thirdparty.Thing") is None
     assert index.class_fields("models.common.Binding") == ["name", "dtype", "shape", "data", "ptr"]
     assert index.used >= {"models", "models.yolo", "models.common", "utils.torch_utils"}
+    deps = index.dependencies()
+    assert deps[str(det / "models/common.py")] == content_digest((det / "models/common.py").read_bytes())
+    assert deps[str(det / "thirdparty.py")] == ""  # probed and absent: creating it must invalidate
+
+
+def test_each_file_view_reports_its_own_dependencies(det: Path):
+    first = ProjectIndex.for_path(str(det / "train.py"))
+    assert first.module_class_kind("models.Model") == "module"
+    second = ProjectIndex.for_path(str(det / "utils/build.py"))  # same project: answers are memoised
+    assert second.module_class_kind("models.Model") == "module"
+    assert second.dependencies() == first.dependencies() and second.used == first.used
+    third = ProjectIndex.for_path(str(det / "utils/build.py"))
+    assert third.module_class_kind("models.common.Binding") == "not-tensor"
+    assert str(det / "models/yolo.py") not in third.dependencies()
 
 
 def test_resolve_follows_reexports(det: Path):
     index = ProjectIndex.for_path(str(det / "train.py"))
-    assert index.resolve("models.Model") == "models.yolo.Model"
+    assert index.resolve("models.Model") == "models.yolo.DetectionModel"
     assert index.resolve("models.common.BaseModel") == "models.common.BaseModel"
     assert index.resolve("models.common") == "models.common"  # ``from . import common``
     assert index.resolve("models.yolo.BaseModel") == "models.common.BaseModel"
+    assert index.resolve("models.yolo.Model.fuse") == "models.yolo.DetectionModel.fuse"
     assert index.resolve("models.yolo.torch") == "torch"  # an import of an external module
     assert index.resolve("models.common.nn.Module") == "torch.nn.Module"
     assert index.resolve("torch.nn.Module") is None
@@ -136,8 +170,33 @@ def test_function_returns(det: Path):
     assert index.function_return("utils.build.build") == "module"  # via a local, a relative import
     assert index.function_return("utils.build.bindings") == "mapping"
     assert index.function_return("utils.build.ema_of") == "not-tensor"  # ``import pkg.mod as m``
+    assert index.function_return("utils.build.unwrap") == "arg:0"  # through de_parallel
     assert index.function_return("models.yolo.Model.fuse") == "module"  # returns self
     assert index.function_return("utils.torch_utils.nothing") is None
+    assert index.function_return("torch.nn.SyncBatchNorm.convert_sync_batchnorm") == "module"  # external
+    assert index.function_return("copy.deepcopy") == "arg:0"
+
+
+def test_returns_of_operators_and_annotations(tmp_path: Path):
+    root = write_tree(tmp_path / "ops", {"setup.cfg": "", "h.py": (
+        "from typing import List, Optional\nimport torch\n\n"
+        "def mask(x: torch.Tensor):\n    return x > 0\n\n"
+        "def same(a, b):\n    return a is b\n\n"
+        "def scaled(t: torch.Tensor):\n    return t * 2\n\n"
+        "def maybe() -> Optional[torch.Tensor]:\n    return load()\n\n"
+        "def many() -> List[torch.Tensor]:\n    return load()\n\n"
+        "def rows():\n    yield torch.zeros(1)\n\n"
+        "def pair(t: torch.Tensor):\n    return t, t.clone()\n\n"
+        "x = torch.zeros(1)\n\n"
+        "def grid(n):\n    return [torch.empty(0) for _ in range(n)]\n\n"
+        "def shadowed(xs):\n    return [x for x in xs]\n"
+    )})
+    index = ProjectIndex.for_path(str(root / "h.py"))
+    names = ("mask", "same", "scaled", "maybe", "many", "rows", "pair", "grid", "shadowed")
+    returns = {name: index.function_return(f"h.{name}") for name in names}
+    assert returns == {"mask": "tensor", "same": "not-tensor", "scaled": "tensor", "maybe": "tensor",
+                       "many": "tensor-list", "rows": "not-tensor", "pair": "tensor-list", "grid": "tensor-list",
+                       "shadowed": "not-tensor"}  # a list of unknown items (not the module's ``x``)
 
 
 def test_attributes_assigned_in_methods(det: Path):
@@ -147,6 +206,17 @@ def test_attributes_assigned_in_methods(det: Path):
     assert index.attribute_kind("models.Model", "stride") == "tensor"
     assert index.attribute_kind("models.Model", "cfg") is None
     assert index.attribute_kind("train.Trainer", "model") == "module"
+
+
+def test_relative_imports(det: Path):
+    index = ProjectIndex.for_path(str(det / "models/heads/trainer.py"))
+    assert index.module_name == "models.heads.trainer"
+    assert index.absolute_import("..yolo.Model") == "models.yolo.Model"
+    assert index.absolute_import(".") == "models.heads"
+    assert index.absolute_import("....too.far") is None
+    assert index.attribute_kind("models.heads.trainer.Trainer", "model") == "module"
+    package = ProjectIndex.for_path(str(det / "models/__init__.py"))
+    assert package.module_name == "models" and package.absolute_import(".yolo") == "models.yolo"
 
 
 def test_null_index_answers_none(tmp_path: Path):
@@ -192,14 +262,27 @@ def test_cycles_and_unknown_bases_stay_unknown(tmp_path: Path):
     assert index.function_return("a.f") is None
 
 
+def test_star_imports_and_ambiguous_bindings(tmp_path: Path):
+    root = write_tree(tmp_path / "st", {
+        "setup.py": "",
+        "layers/__init__.py": "from .blocks import *\n",
+        "layers/blocks.py": "import torch.nn as nn\nclass Block(nn.Module):\n    pass\n",
+        "compat.py": "try:\n    from layers import Block\nexcept ImportError:\n    Block = None\n",
+    })
+    index = ProjectIndex.for_path(str(root / "compat.py"))
+    assert index.module_class_kind("layers.Block") == "module"
+    assert index.resolve("layers.Block") == "layers.blocks.Block"
+    assert index.module_class_kind("compat.Block") is None  # bound two ways: unknown
+
+
 def test_summaries_cached_on_disk_by_content(det: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     configure_summary_cache(str(cache))
     assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("models.Model") == "module"
     entries = sorted(cache.rglob(f"*-{SUMMARY_FORMAT}.json"))
     assert len(entries) >= 3
-    for entry in entries:  # corrupt every entry: the next process ignores them and rebuilds
-        entry.write_text("{not json")
+    for number, entry in enumerate(entries):  # corrupt every entry: the next process rebuilds them
+        entry.write_text("{not json" if number % 2 else '{"classes": [], "symbols": 3}')
     ProjectIndex.clear()
     assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("models.Model") == "module"
     assert all(json.loads(e.read_text())["classes"] is not None for e in entries)
@@ -222,6 +305,11 @@ def test_deepcopy_of_self_model_is_flagged_only_thanks_to_the_index(det: Path, t
     assert _codes(_run("--no-cache", "--output-format", "json", str(lone / "train.py"), cwd=tmp_path)) == []
 
 
+def test_relative_import_in_a_nested_package_end_to_end(det: Path, tmp_path: Path):
+    result = _run("--no-cache", "--output-format", "json", str(det / "models/heads/trainer.py"), cwd=tmp_path)
+    assert _codes(result) == [("trainer.py", "TCL105")]
+
+
 def test_cached_result_is_recomputed_when_a_used_module_changes(det: Path, tmp_path: Path):
     args = ("--cache-dir", str(tmp_path / "cache"), "--output-format", "json", str(det))
     assert ("train.py", "TCL105") in _codes(_run(*args, cwd=tmp_path))
@@ -231,6 +319,14 @@ def test_cached_result_is_recomputed_when_a_used_module_changes(det: Path, tmp_p
     assert ("train.py", "TCL105") not in _codes(_run(*args, cwd=tmp_path))  # train.py itself unchanged
     common.write_text(PROJECT["models/common.py"])
     assert ("train.py", "TCL105") in _codes(_run(*args, cwd=tmp_path))
+
+
+def test_same_content_in_another_project_is_not_answered_from_the_cache(det: Path, tmp_path: Path):
+    lone = write_tree(tmp_path / "lone", {"train.py": PROJECT["train.py"]})
+    cache = ("--cache-dir", str(tmp_path / "cache"), "--output-format", "json")
+    for _ in range(2):  # cold, then warm: each file keeps its own project's answer
+        assert _codes(_run(*cache, str(det / "train.py"), cwd=tmp_path)) == [("train.py", "TCL105")]
+        assert _codes(_run(*cache, str(lone / "train.py"), cwd=tmp_path)) == []
 
 
 def test_cached_result_notices_a_new_module(tmp_path: Path):
@@ -258,3 +354,36 @@ def test_flake8_plugin_finds_the_project_from_the_path(det: Path, tmp_path: Path
          str(det / "train.py")], capture_output=True, text=True, cwd=tmp_path,
     )
     assert result.stdout.split() == ["TCL105:14"], result.stderr
+
+
+def test_refresh_forgets_after_an_edit_for_long_lived_processes(det: Path):
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.module_class_kind("models.Model") == "module"
+    assert ProjectIndex.refresh() is False  # nothing changed: answers stay memoised
+    common = det / "models/common.py"
+    common.write_text(common.read_text().replace("class BaseModel(nn.Module)", "class BaseModel"))
+    os.utime(common, ns=(1, 1))  # a different mtime even on a coarse clock
+    assert ProjectIndex.refresh() is True
+    index = ProjectIndex.for_path(str(det / "train.py"))
+    assert index.module_class_kind("models.Model") == "not-tensor"
+    assert index.module_class_kind("thirdparty.Thing") is None
+    (det / "thirdparty.py").write_text("class Thing:\n    pass\n")  # a probed, absent module appears
+    assert ProjectIndex.refresh() is True
+    assert ProjectIndex.for_path(str(det / "train.py")).module_class_kind("thirdparty.Thing") == "not-tensor"
+
+
+def test_every_file_is_read_once_per_process(det: Path, monkeypatch):
+    reads = []
+    original = project_module.project_files.FileData.__init__
+
+    def counting(self, path):
+        reads.append(path)
+        original(self, path)
+
+    monkeypatch.setattr(project_module.project_files.FileData, "__init__", counting)
+    for anchor in ("train.py", "utils/build.py", "models/yolo.py", "utils/torch_utils.py"):
+        index = ProjectIndex.for_path(str(det / anchor))
+        index.module_class_kind("models.Model")
+        index.function_return("utils.build.build")
+        index.attribute_kind("utils.torch_utils.ModelEMA", "ema")
+    assert reads and len(reads) == len(set(reads))

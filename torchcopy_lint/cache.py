@@ -1,8 +1,10 @@
 """The result cache (like ``.ruff_cache``): diagnostics keyed by file content.
 
-Key = hash(file bytes, tool version, enabled codes). An entry also records the
-other files its result depended on (the project index's modules, by digest), and
-is valid only while they are unchanged (``dependencies_current``). One JSON index per tool
+Key = hash(file bytes, tool version, enabled codes). A result that consulted the
+project index is kept under that key plus the file's path (``located_key``: the same
+content elsewhere belongs to another project), with the files it depended on (by
+digest); it is valid only while they are unchanged (``dependencies_current``, each
+file hashed once per run). One JSON index per tool
 version, loaded once per run and merged back atomically at the end, so a warm run
 costs one read plus hashing the files. Concurrent runs are safe (last writer
 wins, both writers hold valid entries); a corrupt index is ignored.
@@ -61,6 +63,12 @@ def cache_key(content: bytes, codes: FrozenSet[str]) -> str:
     return digest.hexdigest()
 
 
+def located_key(key: str, path: str) -> str:
+    """The key of a result that also depends on where the file is (its project)."""
+    where = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogateescape"), digest_size=8)
+    return f"{key}@{where.hexdigest()}"
+
+
 class ResultCache:
     def __init__(self, directory: str) -> None:
         self.directory = directory
@@ -75,6 +83,11 @@ class ResultCache:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+    def lookup(self, key: str, path: str) -> Optional[Entry]:
+        """The entry for this content: one that holds wherever the file is, else one for this path."""
+        found = self.get(key)
+        return found if found is not None else self.get(located_key(key, path))
 
     def get(self, key: str) -> Optional[Entry]:
         entry = self.entries.get(key)
@@ -91,8 +104,13 @@ class ResultCache:
         """The files (path -> digest, "" = absent) the entry's result depended on."""
         return entry["u"] if isinstance(entry, dict) else {}
 
-    def put(self, key: str, diagnostics: List[dict], uses: Optional[Dict[str, str]] = None) -> None:
-        self.new[key] = {"d": diagnostics, "u": uses} if uses else diagnostics
+    def put(self, key: str, diagnostics: List[dict], uses: Optional[Dict[str, str]] = None, path: str = "") -> None:
+        """A result that consulted other files (``uses``) holds for this path only: the same content
+        elsewhere is in another project."""
+        if uses:
+            self.new[located_key(key, path)] = {"d": diagnostics, "u": uses}
+        else:
+            self.new[key] = diagnostics
 
     def save(self) -> None:
         if not self.new:

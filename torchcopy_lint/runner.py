@@ -116,6 +116,14 @@ class Job:
     summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
 
 
+def _project_index(job: Job):
+    """The project index of the file (of ``--stdin-filename`` for stdin), summaries cached with results."""
+    from .semantic.project import ProjectIndex, configure_summary_cache
+
+    configure_summary_cache(job.summary_cache)
+    return ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
+
+
 def process(job: Job) -> FileReport:
     """Lint (and maybe fix) one file. Never raises for bad input."""
     content = job.content
@@ -126,14 +134,11 @@ def process(job: Job) -> FileReport:
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
     key = cache_key(content, job.codes) if job.cache else ""
-    from .semantic.project import ProjectIndex, configure_summary_cache
-
-    configure_summary_cache(job.summary_cache)
-    project = ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
+    project = _project_index(job) if may_match_any(content, job.codes) else None
     diagnostics = _lint_bytes(content, job.path, job.codes, project)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
-                          uses=project.dependencies())
+                          uses=project.dependencies() if project is not None else {})
     from .fixer import FixError, fix_source, write_atomically
 
     try:
@@ -149,7 +154,7 @@ def process(job: Job) -> FileReport:
         report.fixed = 0
         report.diff = unified_diff(job.path, content, result.source)
         report.key = key
-        report.uses = project.dependencies()
+        report.uses = project.dependencies() if project is not None else {}
     elif job.path != "-" and result.source != content:
         try:
             write_atomically(job.path, result.source)
@@ -256,11 +261,12 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         except OSError:
             content = None  # the worker reports it
         key = cache_key(content, codes) if cache is not None and content is not None else ""
-        entry = cache.get(key) if key else None  # type: ignore[union-attr]
+        entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
         if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
-            entry = None  # a module it consulted changed
+            entry = None  # a module its result consulted changed
         if entry is not None:
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cache.diagnostics(entry)]  # type: ignore[union-attr]
+            cached = cache.diagnostics(entry)  # type: ignore[union-attr]
+            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cached]
             if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                 report.files.append(FileReport(path, diagnostics))
                 continue
@@ -295,7 +301,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         report.files.append(result)
         if cache is not None and result.key and not result.error and not result.fixed:
             cache.put(result.key, [{k: v for k, v in d.to_json().items() if k != "path"}
-                                   for d in result.diagnostics], uses=result.uses)
+                                   for d in result.diagnostics], uses=result.uses, path=result.path)
     if cache is not None:
         cache.save()
     report.files.sort(key=lambda f: f.path)

@@ -62,6 +62,8 @@ NOT_TENSOR_FUNCTIONS = frozenset(
     builtins.format""".split()
 )
 COPY_FUNCTIONS = frozenset(["copy.deepcopy", "copy.copy"])
+MODULE_FUNCTIONS = frozenset(["torch.nn.SyncBatchNorm.convert_sync_batchnorm"])
+"""Functions that return a module whatever they are given (they convert one module into another)."""
 
 
 def class_kind(qualified: str) -> Optional[str]:
@@ -102,6 +104,8 @@ def call_kind(qualified: str) -> Optional[str]:
         return "tensor"
     if qualified.startswith("torch.nn.functional.") and not qualified.endswith("_with_indices"):
         return "tensor"
+    if qualified in MODULE_FUNCTIONS:
+        return "module"
     if qualified in NUMBER_FUNCTIONS:
         return "number"
     if qualified in NOT_TENSOR_FUNCTIONS:

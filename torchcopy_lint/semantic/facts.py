@@ -6,7 +6,8 @@ module-level name; ``"@pkg.x"`` when a function-local import already qualified i
 ``["arg", position or keyword-only name, "attr.path", annotation]`` (a parameter),
 ``["self", attr]`` and ``["selfobj"]`` (the method's receiver), ``["attr", fact, attr]``,
 ``["call", callee, [args], {kwargs}]``, ``["mcall", receiver, method, [args]]``,
-``["sub", fact]`` (a subscript), ``["op", facts...]`` (an operator), ``["ann", annotation]``
+``["sub", fact]`` (a subscript), ``["op", facts...]`` (an operator), ``["list", [item facts]]``
+(a list or tuple: a tensor list when every item is a tensor), ``["ann", annotation]``
 and ``["any", [facts]]`` (one of several). Locals are folded in flow-insensitively: a local
 stands for the union of everything assigned to it. Anything else is ``["k", "unknown"]``.
 Annotations are data too: a dotted name, or ``[outer, [arguments]]`` for a subscript.
@@ -122,9 +123,15 @@ class Scope:
             return ["k", "not-tensor"]
         if isinstance(node, (ast.Dict, ast.DictComp)):
             return ["k", "mapping"]
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts and len(node.elts) <= MAX_ARGS:
+            return ["list", [self.fact(el, depth + 1) for el in node.elts]]
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+            return ["list", [self._comprehension_item(node, depth)]]
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp,
-                             ast.Lambda, ast.JoinedStr, ast.Compare, ast.BoolOp)):
-            return ["k", "not-tensor"] if not isinstance(node, ast.BoolOp) else UNKNOWN
+                             ast.Lambda, ast.JoinedStr)):
+            return ["k", "not-tensor"]
+        if isinstance(node, ast.BoolOp):
+            return UNKNOWN
         if isinstance(node, ast.IfExp):
             return ["any", [self.fact(node.body, depth + 1), self.fact(node.orelse, depth + 1)]]
         if isinstance(node, ast.NamedExpr):
@@ -160,10 +167,31 @@ class Scope:
             return ["call", self.fact(func, depth + 1), args, kwargs]
         if isinstance(node, ast.Subscript):
             return ["sub", self.fact(node.value, depth + 1)]
+        if isinstance(node, ast.Compare):  # ``x > 0`` on a tensor is a tensor (a mask); ``in``/``is`` a bool
+            if all(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for op in node.ops):
+                return ["k", "not-tensor"]
+            return ["op"] + [self.fact(x, depth + 1) for x in [node.left, *node.comparators][:MAX_ARGS]]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ["k", "not-tensor"]
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             return ["op"] + [self.fact(x, depth + 1) for x in
                              ((node.left, node.right) if isinstance(node, ast.BinOp) else (node.operand,))]
         return UNKNOWN
+
+    def _comprehension_item(self, node: ast.ListComp, depth: int) -> Fact:
+        """The item of ``[item for x in ...]``, with ``x`` unknown (it shadows any outer ``x``)."""
+        bound = target_names(node.generators[0].target)
+        saved = {name: self.locals.get(name) for name in bound}
+        for name in bound:
+            self.locals[name] = [None]
+        try:
+            return self.fact(node.elt, depth + 1)
+        finally:
+            for name, values in saved.items():
+                if values is None:
+                    del self.locals[name]
+                else:
+                    self.locals[name] = values
 
     def _qualify(self, chain: str) -> str:
         head, _, rest = chain.partition(".")

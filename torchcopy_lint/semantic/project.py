@@ -9,171 +9,38 @@ return, what is ``self.ema`` in ``ModelEMA``, where is ``pkg.Model`` defined.
 Cost: a module's file is located from its name (under the root, ``src/``, and the
 directory of a script outside any package), read once per process, summarised with
 ``ast`` (semantic/summaries.py) only when a question needs it, and the summary is
-cached on disk by content hash (under the result cache directory, when the runner
-configured one). Answers are memoised per project with the files they depended on,
-so that every file's index view can report exactly which files its answers used
+cached on disk by content hash (semantic/project_files.py). Answers are memoised per
+project with the files they depended on, so that every file's index view can report
+exactly which files its answers used
 (``used`` module names, ``dependencies()`` path -> digest): a cached lint result is
 valid only while those files are unchanged (see cache.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from .. import __version__
-from ..cache import DIRECTORY, content_digest
-from .summaries import SUMMARY_FORMAT, empty_summary, summarize
+from ..cache import DIRECTORY
+from . import project_files
+from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, file_data,
+                            find_root, module_name_for, stamp)
 
-ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-_MAX_FRAMES = 48
+__all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
+
+_MAX_FRAMES = 150  # nested questions; deeper chains are answered None (and not memoised)
 _NOT_CUT = 1 << 30
 
-_summary_dir: Optional[str] = None
-_roots: Dict[str, str] = {}
 _stores: Dict[Tuple[str, Optional[str]], "ProjectStore"] = {}
-_files: Dict[str, "_FileData"] = {}  # every project file read in this process, by path
-
-
-def configure_summary_cache(cache_dir: Optional[str]) -> None:
-    """Keep summaries under ``<cache_dir>/<version>/summaries`` (None: in memory only)."""
-    global _summary_dir
-    _summary_dir = os.path.join(cache_dir, __version__, "summaries") if cache_dir else None
-
-
-def find_root(path: str) -> str:
-    """The project root of the file ``path`` (see the module docstring)."""
-    start = os.path.dirname(os.path.abspath(path))
-    cached = _roots.get(start)
-    if cached is not None:
-        return cached
-    directory = start
-    root = None
-    while True:
-        if any(os.path.exists(os.path.join(directory, marker)) for marker in ROOT_MARKERS):
-            root = directory
-            break
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    if root is None:
-        root = start
-        while os.path.isfile(os.path.join(root, "__init__.py")) and os.path.dirname(root) != root:
-            root = os.path.dirname(root)
-    _roots[start] = root
-    return root
-
-
-def module_name_for(root: str, path: str) -> Optional[str]:
-    """``pkg.mod`` for ``<root>/pkg/mod.py`` or ``<root>/src/pkg/mod.py``; None outside the root."""
-    full = os.path.abspath(path)
-    for base in (os.path.join(root, "src"), root):
-        relative = os.path.relpath(full, base)
-        if relative.startswith(os.pardir) or os.path.isabs(relative):
-            continue
-        parts = relative[:-3].split(os.sep) if relative.endswith(".py") else None
-        if not parts:
-            return None
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        return ".".join(parts) if parts else None
-    return None
-
-
-class _FileData:
-    """A file read once: its digest at once, its summary when first asked for."""
-
-    __slots__ = ("digest", "_content", "_summary")
-
-    def __init__(self, path: str) -> None:
-        try:
-            with open(path, "rb") as handle:
-                self._content: Optional[bytes] = handle.read()
-            self.digest = content_digest(self._content)
-        except OSError:
-            self._content, self.digest = None, ""
-        self._summary: Optional[Dict[str, Any]] = None
-
-    @property
-    def summary(self) -> Dict[str, Any]:
-        if self._summary is None:
-            content, self._content = self._content, None
-            self._summary = _cached_summary(self.digest, content) if content is not None else empty_summary()
-        return self._summary
-
-
-def _file(path: str) -> _FileData:
-    found = _files.get(path)
-    if found is None:
-        found = _files[path] = _FileData(path)
-    return found
-
-
-def _cached_summary(digest: str, content: bytes) -> Dict[str, Any]:
-    if _summary_dir is None:
-        return summarize(content)
-    entry = os.path.join(_summary_dir, digest[:2], f"{digest}-{SUMMARY_FORMAT}.json")
-    try:
-        with open(entry, "rb") as handle:
-            summary = json.load(handle)
-        if isinstance(summary, dict) and isinstance(summary.get("classes"), dict):
-            return summary
-    except (OSError, ValueError):
-        pass  # absent or corrupt: rebuild
-    summary = summarize(content)
-    try:
-        os.makedirs(os.path.dirname(entry), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(summary, handle, separators=(",", ":"))
-        os.replace(tmp, entry)
-    except OSError:
-        pass  # an unwritable cache is only slower
-    return summary
-
-
-class ModuleFile:
-    """One module of the project: its name, file, whether it is a package, its summary."""
-
-    __slots__ = ("name", "path", "is_package")
-
-    def __init__(self, name: str, path: str, is_package: bool) -> None:
-        self.name, self.path, self.is_package = name, path, is_package
-
-    @property
-    def summary(self) -> Dict[str, Any]:
-        if not self.path.endswith(".py"):  # a namespace package: a directory without __init__.py
-            return empty_summary()
-        return _file(self.path).summary
-
-    def absolute(self, target: str) -> Optional[str]:
-        """An import target of this module made absolute (``..utils.f`` -> ``pkg.utils.f``)."""
-        return absolute_target(self.name, self.is_package, target)
-
-
-def absolute_target(module: str, is_package: bool, target: str) -> Optional[str]:
-    """``target`` imported by ``module`` made absolute; None when it climbs above the top package."""
-    if not target.startswith("."):
-        return target
-    level = len(target) - len(target.lstrip("."))
-    rest = target[level:]
-    package = module if is_package else module.rpartition(".")[0]
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[:len(parts) - (level - 1)]
-    return ".".join(base + ([rest] if rest else [])) or None
 
 
 class _Frame:
-    __slots__ = ("deps", "modules", "cut")
+    """A question being answered: the groups of files it used so far (see ``ProjectStore``)."""
+
+    __slots__ = ("groups", "cut")
 
     def __init__(self) -> None:
-        self.deps: Dict[str, str] = {}
-        self.modules: Set[str] = set()
+        self.groups: Set[tuple] = set()
         self.cut = _NOT_CUT
 
 
@@ -183,6 +50,11 @@ class ProjectStore:
     Answers are memoised with the files they depended on; an answer computed while a
     question further out was still open (a cycle between modules, or the depth limit) is
     not memoised, so an answer never depends on which file asked first.
+
+    Dependencies are kept as a graph, not copied into every answer: a *group* is either
+    ``("locate", name)`` (the files probed to find a module) or the key of a memoised answer
+    (whose groups are its direct dependencies). A file's view flattens the groups it reached
+    once each (``ProjectIndex._collect``), so recording costs no more than the answers.
     """
 
     def __init__(self, root: str, script_dir: Optional[str]) -> None:
@@ -190,7 +62,7 @@ class ProjectStore:
         self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir)
                                      if d and d != root and os.path.isdir(d)]
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
-        self._memo: Dict[tuple, Tuple[Any, Dict[str, str], frozenset]] = {}
+        self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
         self._active: Dict[tuple, int] = {}
         self.frames: List[_Frame] = []
 
@@ -202,13 +74,16 @@ class ProjectStore:
         if found is None:
             found = self._locate(name)
             self._located[name] = found
-        module, probes = found
         if self.frames:
-            frame = self.frames[-1]
-            frame.deps.update(probes)
-            if module is not None:
-                frame.modules.add(module.name)
-        return module
+            self.frames[-1].groups.add(("locate", name))
+        return found[0]
+
+    def group(self, key: tuple) -> Tuple[Dict[str, str], Optional[str], frozenset]:
+        """(files probed, module found, groups used) of a dependency group."""
+        if key[0] == "locate":
+            module, probes = self._located[key[1]]
+            return probes, module.name if module is not None else None, frozenset()
+        return {}, None, self._memo[key][1]
 
     def _locate(self, name: str) -> Tuple[Optional[ModuleFile], Dict[str, str]]:
         probes: Dict[str, str] = {}
@@ -217,7 +92,7 @@ class ProjectStore:
             return None, probes
 
         def probe(path: str) -> str:
-            state = DIRECTORY if os.path.isdir(path) else (_file(path).digest if os.path.isfile(path) else "")
+            state = DIRECTORY if os.path.isdir(path) else (file_data(path).digest if os.path.isfile(path) else "")
             probes[path] = state
             return state
 
@@ -237,6 +112,20 @@ class ProjectStore:
             return None, probes  # the top-level package is here, so no later directory counts
         return None, probes
 
+    def unchanged(self) -> bool:
+        """Whether every file probed to locate a module is as it was (see ``ProjectIndex.refresh``)."""
+        for _, probes in self._located.values():
+            for path, state in probes.items():
+                if state == DIRECTORY:
+                    if not os.path.isdir(path):
+                        return False
+                elif not state:
+                    if os.path.exists(path):
+                        return False
+                elif stamp(path) != getattr(project_files.known_file(path), "stamp", None):
+                    return False
+        return True
+
     # --- memoised questions ----------------------------------------------------------------------
 
     def memoised(self, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -245,8 +134,7 @@ class ProjectStore:
         hit = self._memo.get(key)
         if hit is not None:
             if top is not None:
-                top.deps.update(hit[1])
-                top.modules.update(hit[2])
+                top.groups.add(key)
             return hit[0]
         if key in self._active or len(self.frames) > _MAX_FRAMES:
             if top is not None:
@@ -261,12 +149,15 @@ class ProjectStore:
         finally:
             self.frames.pop()
             del self._active[key]
+        memoise = frame.cut >= index
+        if memoise:
+            self._memo[key] = (answer, frozenset(frame.groups))
         if top is not None:
-            top.deps.update(frame.deps)
-            top.modules.update(frame.modules)
+            if memoise:
+                top.groups.add(key)
+            else:
+                top.groups |= frame.groups
             top.cut = min(top.cut, frame.cut)
-        if frame.cut >= index:
-            self._memo[key] = (answer, frame.deps, frozenset(frame.modules))
         return answer
 
 
@@ -283,6 +174,7 @@ class ProjectIndex:
         self.is_package = is_package
         self.used: Set[str] = set()
         self._deps: Dict[str, str] = {}
+        self._seen: Set[tuple] = set()
 
     @classmethod
     def for_path(cls, path: Optional[str]) -> "ProjectIndex":
@@ -304,9 +196,18 @@ class ProjectIndex:
     @staticmethod
     def clear() -> None:
         """Forget every file read and answer memoised (for a long-lived process whose files change)."""
-        _roots.clear()
         _stores.clear()
-        _files.clear()
+        project_files.forget()
+
+    @staticmethod
+    def refresh() -> bool:
+        """For a long-lived process (an editor server): forget everything if a file any answer used
+        changed, appeared or disappeared since (a stat per file probed). True when it forgot."""
+        for store in list(_stores.values()):
+            if not store.unchanged():
+                ProjectIndex.clear()
+                return True
+        return False
 
     @property
     def root(self) -> Optional[str]:
@@ -328,17 +229,30 @@ class ProjectIndex:
             return None  # a malformed summary (a corrupt cache entry) never breaks linting
         finally:
             store.frames.pop()
-            self.used |= frame.modules
-            self._deps.update(frame.deps)
+            self._collect(store, frame.groups)
 
-    # --- the questions (semantic/project_kinds.py answers them) --------------------------------------
+    def _collect(self, store: ProjectStore, groups: Set[tuple]) -> None:
+        """Add the files and modules of ``groups`` (and the groups they used), each group once."""
+        pending = [g for g in groups if g not in self._seen]
+        while pending:
+            key = pending.pop()
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            probes, module, inner = store.group(key)
+            self._deps.update(probes)
+            if module is not None:
+                self.used.add(module)
+            pending.extend(g for g in inner if g not in self._seen)
+
+    # --- the questions (semantic/project_names.py and project_kinds.py answer them) ------------------
 
     def module_class_kind(self, qualified: str) -> Optional[str]:
         """"module" for an nn.Module subclass (through any depth of project classes), "not-tensor" for
         a known project class that is neither tensor nor module (namedtuple, dataclass, plain class);
         also "tensor" (a Tensor subclass) and "optimizer"; None when unknown."""
-        from . import project_kinds
-        return self._ask(project_kinds.class_kind, qualified)
+        from . import project_names
+        return self._ask(project_names.class_kind, qualified)
 
     def function_return(self, qualified: str) -> Optional[str]:
         """What ``pkg.mod.func(...)`` (or ``pkg.mod.Class.method``) returns: a kind, or "arg:0" /
@@ -360,15 +274,15 @@ class ProjectIndex:
 
     def class_fields(self, qualified: str) -> Optional[List[str]]:
         """The fields of a record class (namedtuple, NamedTuple, dataclass); None otherwise."""
-        from . import project_kinds
-        return self._ask(project_kinds.class_fields, qualified)
+        from . import project_names
+        return self._ask(project_names.class_fields, qualified)
 
     def resolve(self, qualified: str) -> Optional[str]:
         """The defining name of ``qualified`` through re-exports (``pkg.Model`` ->
         ``pkg.models.yolo.Model``); an external name when the chain leaves the project
         (``pkg.M`` re-exporting ``torch.nn.Module``); None when ``qualified`` is not a project name."""
-        from . import project_kinds
-        return self._ask(project_kinds.resolve_public, qualified)
+        from . import project_names
+        return self._ask(project_names.resolve_public, qualified)
 
     def absolute_import(self, target: str) -> Optional[str]:
         """A relative import target of the linted file made absolute (``..utils`` -> ``pkg.utils``)."""

@@ -1,23 +1,20 @@
-"""Answers the project index's questions by evaluating module summaries across modules.
+"""Kinds across a project: what functions return and what attributes hold, from module summaries.
 
-Names are looked up through each module's own bindings (``symbols``), following
-imports (relative ones made absolute from where the module lives), submodules of
-packages and star imports, to the defining module. A value is a pair ``(kind,
-class)``: the class (a qualified project class name) is kept so that a method call
-or an attribute on an instance can be looked up in that class and its project bases.
-Every lookup that can recurse across modules goes through ``ProjectStore.memoised``,
-which bounds depth, cuts cycles and records the files each answer used.
+A value is a pair ``(kind, class)``: the class (a qualified project class name) is kept so
+that a method call or an attribute on an instance can be looked up in that class and its
+project bases. A function's returns are kept symbolic where they depend on the call
+(``("arg", 0, "module", annotation)``, ``("self", path)``), memoised once per function, and
+substituted with the caller's arguments at each call. Names and classes: project_names.py.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from . import external
-from .project import ModuleFile, ProjectStore
+from .project import ProjectStore
+from .project_names import UNKNOWN, Ctx, Value, class_summary, find_method, instance, lookup, symbol_in
 
-Value = Tuple[str, Optional[str]]  # (kind, qualified class of the instance, when known)
-UNKNOWN: Value = ("unknown", None)
 NOT_TENSOR_KINDS = frozenset(["not-tensor", "record", "mapping", "number"])
 MODULE_PRESERVING = frozenset("eval train to cuda cpu float double half bfloat16 requires_grad_ share_memory".split())
 TENSOR_METHODS = frozenset(
@@ -26,181 +23,6 @@ TENSOR_METHODS = frozenset(
 MODULE_NOT_TENSOR_METHODS = frozenset(
     "parameters named_parameters modules named_modules children named_children buffers named_buffers".split()
 )
-
-
-class Ctx:
-    """Where a fact is evaluated: a module, the class of ``self`` (if in a method), and for a call
-    being evaluated, the caller's arguments (facts, evaluated in the caller's context)."""
-
-    __slots__ = ("store", "module", "cls", "receiver", "args", "kwargs", "params", "caller")
-
-    def __init__(self, store: ProjectStore, module: ModuleFile, cls: Optional[str] = None,
-                 receiver: Optional[Value] = None, args: Sequence[Any] = (), kwargs: Optional[Dict] = None,
-                 params: Sequence[str] = (), caller: Optional["Ctx"] = None) -> None:
-        self.store, self.module, self.cls, self.receiver = store, module, cls, receiver
-        self.args, self.kwargs, self.params, self.caller = args, kwargs or {}, params, caller
-
-
-# --- names ----------------------------------------------------------------------------------------
-
-def lookup(store: ProjectStore, qualified: str) -> Optional[tuple]:
-    """``(what, defining name, module, ...)`` for a qualified name; ``("external", name)`` outside."""
-    return store.memoised(("lookup", qualified), lambda: _lookup(store, qualified))
-
-
-def _lookup(store: ProjectStore, qualified: str) -> Optional[tuple]:
-    parts = qualified.split(".")
-    top = store.module(parts[0])
-    return walk(store, top, parts[1:]) if top is not None else ("external", qualified)
-
-
-def walk(store: ProjectStore, current: ModuleFile, parts: Sequence[str]) -> Optional[tuple]:
-    """Attributes ``parts`` of a module, as the import system finds them: a name bound in the module
-    wins over a submodule of the same name."""
-    for i, name in enumerate(parts):
-        if name not in current.summary["symbols"] and current.is_package:
-            sub = store.module(f"{current.name}.{name}")
-            if sub is not None:
-                current = sub
-                continue
-        return member(store, current, name, parts[i + 1:])
-    return ("module", current.name, current)
-
-
-def member(store: ProjectStore, module: ModuleFile, name: str, rest: Sequence[str]) -> Optional[tuple]:
-    """What ``name`` (then attributes ``rest``) means in ``module``."""
-    summary = module.summary
-    bindings = summary["symbols"].get(name)
-    if bindings:
-        kinds = {b[0] for b in bindings}
-        if len(bindings) > 1 and len(kinds) > 1 or (kinds == {"import"} and len({b[1] for b in bindings}) > 1):
-            return None  # bound to different things (a try/except import fallback): unknown
-        binding = bindings[-1]
-        if binding[0] == "import":
-            target = module.absolute(binding[1])
-            if target == f"{module.name}.{name}":  # ``from . import sub`` in the package itself
-                sub = store.module(target)
-                return walk(store, sub, rest) if sub is not None else None
-            return lookup(store, ".".join([target, *rest])) if target else None
-        qualified = f"{module.name}.{name}"
-        if binding[0] == "class":
-            if not rest:
-                return ("class", qualified, module, name)
-            methods = summary["classes"][name]["methods"]
-            return ("method", f"{qualified}.{rest[0]}", module, name, rest[0]) \
-                if len(rest) == 1 and rest[0] in methods else None
-        if rest:
-            return None
-        return (binding[0], qualified, module, name)  # "def" or "value"
-    if module.is_package and store.module(f"{module.name}.{name}") is not None:
-        return lookup(store, ".".join([module.name, name, *rest]))
-    for star in summary["star"]:
-        target = module.absolute(star)
-        starred = store.module(target) if target else None
-        if starred is not None and starred.name != module.name:
-            found = store.memoised(("member", starred.name, name), lambda: member(store, starred, name, ()))
-            if found is not None:
-                return lookup(store, ".".join([found[1], *rest]))
-    return None
-
-
-def symbol_in(ctx: Ctx, dotted: str) -> Optional[tuple]:
-    """A dotted name as written in ``ctx.module`` (``@target``: a function-local import)."""
-    if dotted.startswith("@"):
-        target = ctx.module.absolute(dotted[1:])
-        return lookup(ctx.store, target) if target else None
-    head, _, rest = dotted.partition(".")
-    found = member(ctx.store, ctx.module, head, rest.split(".") if rest else ())
-    if found is None and head in external.BUILTIN_NAMES and head not in ctx.module.summary["symbols"]:
-        return ("external", f"builtins.{dotted}")
-    return found
-
-
-def _class_summary(sym: Optional[tuple]) -> Optional[Dict[str, Any]]:
-    return sym[2].summary["classes"].get(sym[3]) if sym is not None and sym[0] == "class" else None
-
-
-# --- classes ----------------------------------------------------------------------------------------
-
-def class_kind(store: ProjectStore, qualified: str) -> Optional[str]:
-    return store.memoised(("class", qualified), lambda: _class_kind(store, qualified))
-
-
-def _class_kind(store: ProjectStore, qualified: str) -> Optional[str]:
-    sym = lookup(store, qualified)
-    if sym is not None and sym[0] == "external":
-        return external.class_kind(sym[1])
-    summary = _class_summary(sym)
-    if summary is None:
-        return None
-    if "factory" in summary:
-        return "not-tensor"
-    ctx = Ctx(store, sym[2])
-    kinds = [_base_kind(ctx, base) for base in summary["bases"]]
-    decisive = next((k for k in kinds if k in ("module", "tensor", "optimizer")), None)
-    if decisive is not None:
-        return decisive
-    return "not-tensor" if all(k == "not-tensor" for k in kinds) else None
-
-
-def _base_kind(ctx: Ctx, base: List[Any]) -> Optional[str]:
-    if base[0] == "record":
-        return "not-tensor"
-    if base[0] != "name":
-        return None
-    sym = symbol_in(ctx, base[1])
-    if sym is None or sym[0] not in ("class", "external"):
-        return None
-    return class_kind(ctx.store, sym[1])
-
-
-def is_record(store: ProjectStore, qualified: str) -> bool:
-    sym = lookup(store, qualified)
-    summary = _class_summary(sym)
-    if summary is None:
-        return False
-    if "factory" in summary or any(b[0] == "record" for b in summary["bases"]):
-        return True
-    ctx = Ctx(store, sym[2])
-    for name in summary["deco"] + [b[1] for b in summary["bases"] if b[0] == "name"]:
-        found = symbol_in(ctx, name) if name else None
-        if found is not None and found[0] == "external" and (
-                found[1] in external.RECORD_DECORATORS or found[1] in external.RECORD_BASES):
-            return True
-    return False
-
-
-def class_fields(store: ProjectStore, qualified: str) -> Optional[List[str]]:
-    if not is_record(store, qualified):
-        return None
-    summary = _class_summary(lookup(store, qualified)) or {}
-    record_base = next((b for b in summary.get("bases", ()) if b[0] == "record"), None)
-    return list(record_base[1]) if record_base is not None else list(summary.get("fields", ()))
-
-
-def instance(store: ProjectStore, qualified: str) -> Value:
-    kind = class_kind(store, qualified)
-    if kind == "not-tensor" and is_record(store, qualified):
-        kind = "record"
-    return (kind or "unknown", qualified)
-
-
-def find_method(store: ProjectStore, cls: str, name: str, depth: int = 0) -> Optional[Tuple[str, Dict]]:
-    """(qualified method, its summary), looked up in ``cls`` and then its project bases."""
-    sym = lookup(store, cls)
-    summary = _class_summary(sym)
-    if summary is None or depth > 12:
-        return None
-    if name in summary["methods"]:
-        return f"{sym[1]}.{name}", summary["methods"][name]
-    ctx = Ctx(store, sym[2])
-    for base in summary["bases"]:
-        found = symbol_in(ctx, base[1]) if base[0] == "name" else None
-        if found is not None and found[0] == "class":
-            method = find_method(store, found[1], name, depth + 1)
-            if method is not None:
-                return method
-    return None
 
 
 # --- attributes -------------------------------------------------------------------------------------
@@ -215,7 +37,7 @@ def attribute_value(store: ProjectStore, cls: str, attr: str) -> Value:
 
 def _attribute_value(store: ProjectStore, cls: str, attr: str) -> Value:
     sym = lookup(store, cls)
-    summary = _class_summary(sym)
+    summary = class_summary(sym)
     if summary is None:
         return UNKNOWN
     ctx = Ctx(store, sym[2], cls=sym[1], receiver=instance(store, sym[1]))
@@ -299,14 +121,36 @@ def _alternatives(ctx: Ctx, fact: List[Any], path: str) -> List[tuple]:
         return [("self", path)]
     if tag == "attr" and fact[1][0] in ("arg", "self", "selfobj", "any"):
         return _alternatives(ctx, fact[1], ".".join(p for p in (fact[2], path) if p))
-    if tag == "call" and fact[2] and fact[1][0] == "name":
+    if tag == "call" and fact[1][0] == "name":
         sym = symbol_in(ctx, fact[1][1])
-        if sym is not None and sym[0] == "external" and sym[1] in external.COPY_FUNCTIONS:
+        if sym is not None and sym[0] == "external" and sym[1] in external.COPY_FUNCTIONS and fact[2]:
             return _alternatives(ctx, fact[2][0], path)  # a copy is what it copies
+        if sym is not None and sym[0] == "def":
+            passed = _passed_through(ctx, sym, fact[2], fact[3], path)
+            if passed is not None:
+                return passed
     value = evaluate(ctx, fact)
     for attr in path.split(".") if path else ():
         value = attr_of(ctx, value, attr)
     return [("v",) + value]
+
+
+def _passed_through(ctx: Ctx, sym: tuple, args: Sequence[Any], kwargs: Dict, path: str) -> Optional[List[tuple]]:
+    """``return de_parallel(model)``: a call of a function that returns its argument returns ours."""
+    raw = function_alternatives_raw(ctx.store, sym[1])
+    if not any(alt[0] == "arg" for alt in raw) or any(alt[0] == "self" for alt in raw):
+        return None
+    params = sym[2].summary["functions"][sym[3]]["params"]
+    out: List[tuple] = []
+    for alt in raw:
+        if alt[0] == "v":
+            out.append(alt)
+            continue
+        found = _argument(args, kwargs, params, alt[1])
+        if found is None:
+            return None
+        out.extend(_alternatives(ctx, found, ".".join(p for p in (alt[2], path) if p)))
+    return out
 
 
 def call_function(store: ProjectStore, qualified: str, caller: Ctx, args: Sequence[Any], kwargs: Dict,
@@ -363,6 +207,9 @@ def function_alternatives(store: ProjectStore, qualified: str) -> Set[str]:
 
 
 def function_return(store: ProjectStore, qualified: str) -> Optional[str]:
+    sym = lookup(store, qualified)
+    if sym is not None and sym[0] == "external":
+        return external.call_kind(sym[1]) if sym[1] not in external.COPY_FUNCTIONS else "arg:0"
     alternatives = function_alternatives(store, qualified)
     if len(alternatives) > 1:
         alternatives.discard("none")
@@ -375,13 +222,6 @@ def function_return(store: ProjectStore, qualified: str) -> Optional[str]:
     if args:
         return None
     return public_kind(join([(a, None) for a in alternatives]))
-
-
-def resolve_public(store: ProjectStore, qualified: str) -> Optional[str]:
-    sym = lookup(store, qualified)
-    if sym is None or (sym[0] == "external" and sym[1] == qualified):
-        return None
-    return sym[1]
 
 
 # --- values -----------------------------------------------------------------------------------------
@@ -448,9 +288,14 @@ def evaluate(ctx: Ctx, fact: List[Any]) -> Value:
         return _method_call(ctx, evaluate(ctx, fact[1]), fact[2], fact[3])
     if tag == "sub":
         return ("tensor", None) if evaluate(ctx, fact[1])[0] in ("tensor", "parameter") else UNKNOWN
+    if tag == "list":
+        items = {evaluate(ctx, sub)[0] for sub in fact[1]}
+        return ("tensor-list", None) if items and items <= {"tensor", "parameter"} else ("not-tensor", None)
     if tag == "op":
         kinds = {evaluate(ctx, sub)[0] for sub in fact[1:]}
-        return ("tensor", None) if kinds & {"tensor", "parameter"} else (("number", None) if kinds == {"number"} else UNKNOWN)
+        if kinds & {"tensor", "parameter"}:
+            return ("tensor", None)
+        return ("number", None) if kinds == {"number"} else UNKNOWN
     return UNKNOWN
 
 

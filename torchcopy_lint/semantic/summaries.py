@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
 
-SUMMARY_FORMAT = 1  # bump when the shape of a summary changes (it is part of the disk cache key)
+SUMMARY_FORMAT = 3  # bump when the shape of a summary changes (it is part of the disk cache key)
 MODULE_ONLY_METHODS = frozenset(
     """parameters named_parameters modules named_modules children named_children buffers named_buffers
     train eval register_forward_hook register_forward_pre_hook register_full_backward_hook
