@@ -187,8 +187,7 @@ def _refresh_project() -> None:
     """Drop cached results if a file the project index answered from changed on disk (a stat per file
     it used), so that results stay right even when the client does not report file changes."""
     index = _project_index()
-    refresh = getattr(index, "refresh", None)  # stat-based refresh, where the index offers it
-    if refresh is not None and refresh():
+    if index is not None and index.refresh():
         _lint.cache_clear()
 
 
