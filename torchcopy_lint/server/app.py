@@ -258,24 +258,22 @@ class TorchcopyServer(LanguageServer):
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(pages)))
 
     def files_changed(self, paths: Sequence[str]) -> None:
-        """Files changed on disk: tell every listener and the worker; re-lint the open documents if the
-        configuration changed or results depend on other files (the project index)."""
-        config_changed = self.resolver.files_changed(paths)
+        """Files changed on disk: tell the settings, every listener and the worker (the project index),
+        then re-lint the open documents (their results may depend on the changed files)."""
+        self.resolver.files_changed(paths)
         for listener in self.file_listeners:
             try:
                 listener(paths)
             except Exception:
                 log.exception("a file-change listener failed")
-        asyncio.ensure_future(self._invalidate_worker(paths, config_changed))
+        asyncio.ensure_future(self._invalidate_worker(paths))
 
-    async def _invalidate_worker(self, paths: Sequence[str], relint: bool) -> None:
+    async def _invalidate_worker(self, paths: Sequence[str]) -> None:
         try:
-            relint = await self.worker.run(jobs.files_changed, tuple(paths)) or relint
+            await self.worker.run(jobs.files_changed, tuple(paths))
         except Exception:
             log.exception("worker cache invalidation failed")
-            relint = True
-        if relint:
-            self.relint_all()
+        self.relint_all()
 
 
 def create_server() -> TorchcopyServer:

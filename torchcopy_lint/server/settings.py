@@ -76,9 +76,7 @@ class SettingsResolver:
         """The per-file time budget (``file-timeout``; 0: none), as the CLI's."""
         return self.settings_for(path).file_timeout
 
-    def files_changed(self, paths: Sequence[str]) -> bool:
-        """A ``pyproject.toml`` created, deleted or edited may move which one a directory uses; True then."""
+    def files_changed(self, paths: Sequence[str]) -> None:
+        """A ``pyproject.toml`` created, deleted or edited may move which one a directory uses."""
         if any(p.endswith("pyproject.toml") for p in paths):
             forget_config_locations()
-            return True
-        return False

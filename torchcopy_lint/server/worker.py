@@ -175,26 +175,19 @@ def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
     return _lint(engine_source(text), path, codes)
 
 
-def _project_index():
-    try:
-        from ..semantic.project import ProjectIndex  # the cross-module index (project-index branch)
-    except ImportError:
-        return None
-    return ProjectIndex
-
-
 def _refresh_project() -> None:
     """Drop cached results if a file the project index answered from changed on disk (a stat per file
     it used), so that results stay right even when the client does not report file changes."""
-    index = _project_index()
-    if index is not None and index.refresh():
+    from ..semantic.project import ProjectIndex
+
+    if ProjectIndex.refresh():
         _lint.cache_clear()
 
 
 def _forget_project(paths: Sequence[str]) -> None:
-    index = _project_index()
-    if index is not None:
-        index.clear()
+    from ..semantic.project import ProjectIndex
+
+    ProjectIndex.clear()
 
 
 def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
@@ -219,16 +212,14 @@ def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional
 INVALIDATORS.append(_forget_project)
 
 
-def files_changed(paths: Sequence[str]) -> bool:
-    """Forget what ``paths`` may have changed; True when results can depend on other files (a project
-    index is there), so that every open document needs a fresh lint."""
+def files_changed(paths: Sequence[str]) -> None:
+    """Forget what ``paths`` may have changed: cached results and the project index's answers."""
     _lint.cache_clear()
     for invalidate in INVALIDATORS:
         try:
             invalidate(paths)
         except Exception:
             log.exception("cache invalidation failed")
-    return _project_index() is not None
 
 
 def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List[Tuple[int, Diagnostic]]:
