@@ -1,8 +1,9 @@
-"""Build the real-world precision corpus: pinned PyTorch-using packages, `.py` files only.
+"""Build the real-world precision corpus: pinned PyTorch-using packages and repositories, `.py` files only.
 
     python benchmarks/corpus.py                 # fetch + unpack everything missing
     python benchmarks/corpus.py --list          # print <name>-<version> and its directory
     python benchmarks/corpus.py --dest DIR      # another cache directory
+    python benchmarks/corpus.py --mirror-dir D  # where the git mirrors are (default /work/.mirror)
 
 Each package is fetched with ``pip download --no-deps --only-binary=:all:`` (pure-Python
 wheels; pip's own index configuration is used) and its ``.py`` files are unpacked into
@@ -11,6 +12,11 @@ wheels; pip's own index configuration is used) and its ``.py`` files are unpacke
 gigabytes): its Python sources are copied from the installed torch when its version
 matches ``TORCH_VERSION``, else from a local ``torch-<version>*.whl`` found in pip's
 ``find-links`` directories or given with ``--torch-wheel``.
+
+Repositories (``GIT_REPOS``, training scripts rather than libraries) are pinned to a commit and
+read from a local bare mirror ``<mirror-dir>/<owner>+<name>/repo`` (this tool never clones):
+the commit's ``.py`` blobs are unpacked, into
+``<dest>/<owner>+<name>-<commit[:12]>/``. A missing mirror or commit is reported and skipped.
 
 A directory is complete once it holds a ``.complete`` marker; rerunning skips it. Only the
 standard library is used, and torch is never imported.
@@ -38,8 +44,38 @@ PACKAGES: Dict[str, str] = {
     "diffusers": "0.42.1",
     "accelerate": "1.15.0",
     "torchmetrics": "1.9.0",
+    "ultralytics": "8.4.190",
+    "pytorch-ignite": "0.5.5",
+    "skorch": "1.4.0",
 }
 """PyPI name -> pinned version (pure-Python wheels)."""
+
+GIT_REPOS: Dict[str, str] = {
+    "Lightning-AI/lit-gpt": "3cf6493cdc7c90c72c5a5bf12d07490cf798327f",
+    "WongKinYiu/yolov7": "a207844b1ce82d204ab36d87d496728d3d2348e7",
+    "dragen1860/MAML-Pytorch": "98a00d41724c133bd29619a2fb2cc46dd128a368",
+    "eriklindernoren/PyTorch-GAN": "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
+    "facebookresearch/deit": "7e160fe43f0252d17191b71cbb5826254114ea5b",
+    "facebookresearch/detr": "29901c51d7fe8712168b8d0d64351170bc0f83e0",
+    "facebookresearch/dino": "7c446df5b9f45747937fb0d72314eb9f7b66930a",
+    "facebookresearch/mae": "efb2a8062c206524e35e47d04501ed4f544c0ae8",
+    "huggingface/pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
+    "jindongwang/transferlearning": "f951df1188858f6eb561b89e37deb93295ff1c82",
+    "karpathy/minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
+    "karpathy/nanoGPT": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
+    "kuangliu/pytorch-cifar": "49b7aa97b0c12fe0d4054e670403a16b6b834ddd",
+    "learnables/learn2learn": "db5cee3795490071282bbdfa81179ef732349196",
+    "lucidrains/denoising-diffusion-pytorch": "faed4db28e724735323fa91c70aa9b28a6e1cbac",
+    "lucidrains/ema-pytorch": "72d498dc544bd43f7ebe963cc8533021dde44f88",
+    "openai/improved-diffusion": "1bc7bbbdc414d83d4abf2ad8cc1446dc36c4e4d5",
+    "pytorch/examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+    "ultralytics/yolov5": "5081342f04fb287fc2e5f2b5a4e06752b7937b1c",
+    "yunjey/pytorch-tutorial": "0500d3df5a2a8080ccfccbc00aca0eacc21818db",
+}
+"""GitHub owner/name -> pinned commit (read from a local mirror, see ``fetch_git``)."""
+
+GIT_VERSION_LEN = 12
+DEFAULT_MIRROR_DIR = Path(os.environ.get("TORCHCOPY_MIRROR_DIR", "/work/.mirror"))
 
 TORCH_VERSION = "2.13.0"
 MARKER = ".complete"
@@ -51,12 +87,27 @@ def default_dest() -> Path:
 
 
 def corpus_entries() -> List[Tuple[str, str]]:
-    """(name, version) of every corpus member, torch last."""
-    return sorted(PACKAGES.items()) + [("torch", TORCH_VERSION)]
+    """(name, version) of every corpus member: packages, torch, then repositories (``owner/name``, short commit)."""
+    return (sorted(PACKAGES.items()) + [("torch", TORCH_VERSION)]
+            + [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(GIT_REPOS.items())])
+
+
+def entry_name(name: str, version: str) -> str:
+    """The directory name of a member: ``timm-1.0.31``, ``ultralytics+yolov5-5081342f04fb``."""
+    return f"{name.replace('/', '+')}-{version}"
+
+
+def split_entry(entry: str) -> Tuple[str, str]:
+    """(name, version) of a directory name made by ``entry_name``."""
+    for name, version in corpus_entries():
+        if entry_name(name, version) == entry:
+            return name, version
+    name, _, version = entry.rpartition("-")
+    return name.replace("+", "/"), version
 
 
 def entry_dir(dest: Path, name: str, version: str) -> Path:
-    return dest / f"{name}-{version}"
+    return dest / entry_name(name, version)
 
 
 def present(dest: Optional[Path] = None) -> Dict[str, Path]:
@@ -66,7 +117,7 @@ def present(dest: Optional[Path] = None) -> Dict[str, Path]:
     for name, version in corpus_entries():
         path = entry_dir(dest, name, version)
         if (path / MARKER).exists():
-            out[f"{name}-{version}"] = path
+            out[entry_name(name, version)] = path
     return out
 
 
@@ -79,8 +130,8 @@ def _unpack_wheel_py(wheel: Path, target: Path, top_filter: Optional[str] = None
                 continue
             if top_filter and not name.startswith(top_filter + "/"):
                 continue
-            parts = Path(name).parts
-            if any(p in ("..", "") for p in parts) or name.startswith("/"):
+            parts = _safe_parts(name)
+            if parts is None:
                 continue
             out = target.joinpath(*parts)
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -88,6 +139,84 @@ def _unpack_wheel_py(wheel: Path, target: Path, top_filter: Optional[str] = None
                 shutil.copyfileobj(src, dst)
             count += 1
     return count
+
+
+def _safe_parts(name: str) -> Optional[Tuple[str, ...]]:
+    parts = Path(name).parts
+    if name.startswith("/") or any(p in ("..", "") for p in parts):
+        return None
+    return parts
+
+
+def _unpack_git_py(gitdir: Path, commit: str, target: Path) -> Tuple[int, int]:
+    """Write the ``.py`` blobs of ``commit`` under ``target``: (written, absent from the mirror).
+
+    Blobs are read one by one with ``git cat-file --batch`` rather than ``git archive``: a snapshot
+    may lack its large non-Python blobs, and ``git archive`` fails on the first absent one.
+    """
+    git = ["git", "--git-dir", str(gitdir)]
+    listing = subprocess.run(git + ["ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
+    blobs = []
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, kind, sha = meta.split()
+        path = name.decode("utf-8", "surrogateescape")
+        if kind == b"blob" and mode != b"120000" and path.endswith(".py") and _safe_parts(path):
+            blobs.append((sha, path))
+    count = missing = 0
+    proc = subprocess.Popen(git + ["cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin and proc.stdout
+    for sha, path in blobs:
+        proc.stdin.write(sha + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            missing += 1
+            continue
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)  # the newline after each object
+        out = target.joinpath(*Path(path).parts)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+        count += 1
+    proc.stdin.close()
+    proc.wait()
+    return count, missing
+
+
+def fetch_git(repo: str, commit: str, dest: Path, mirror_dir: Path) -> Optional[Path]:
+    """Unpack the ``.py`` files of ``repo`` at ``commit`` from its local bare mirror; None (reported) if absent."""
+    target = entry_dir(dest, repo, commit[:GIT_VERSION_LEN])
+    if (target / MARKER).exists():
+        return target
+    gitdir = mirror_dir / repo.replace("/", "+") / "repo"
+    if not gitdir.is_dir():
+        print(f"{repo}@{commit}: no mirror at {gitdir}: skipped", file=sys.stderr)
+        return None
+    try:
+        probe = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e", f"{commit}^{{commit}}"],
+                               capture_output=True)
+    except OSError as exc:
+        print(f"{repo}@{commit}: cannot run git ({exc}): skipped", file=sys.stderr)
+        return None
+    if probe.returncode != 0:
+        print(f"{repo}@{commit}: commit not in {gitdir}: skipped", file=sys.stderr)
+        return None
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    try:
+        count, missing = _unpack_git_py(gitdir, commit, target)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        print(f"{repo}@{commit}: reading {gitdir} failed ({exc}): skipped", file=sys.stderr)
+        return None
+    if missing:
+        print(f"{repo}@{commit}: {missing} .py blobs absent from the mirror: left out", file=sys.stderr)
+    (target / MARKER).write_text(f"{repo}@{commit} {count} files from {gitdir}\n")
+    return target
 
 
 def fetch_package(name: str, version: str, dest: Path, pip: List[str]) -> Path:
@@ -171,22 +300,35 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--dest", type=Path, default=None)
     ap.add_argument("--list", action="store_true", help="print the corpus entries and exit")
     ap.add_argument("--torch-wheel", type=Path, default=None)
-    ap.add_argument("--only", nargs="*", default=None, help="only these names (e.g. timm torch)")
+    ap.add_argument("--only", nargs="*", default=None, help="only these names (e.g. timm torch karpathy/nanoGPT)")
+    ap.add_argument("--mirror-dir", type=Path, default=DEFAULT_MIRROR_DIR,
+                    help="local bare git mirrors, <owner>+<name>/repo (default %(default)s)")
     args = ap.parse_args(argv)
     dest = (args.dest or default_dest()).expanduser()
     if args.list:
         have = present(dest)
         for name, version in corpus_entries():
-            key = f"{name}-{version}"
+            key = entry_name(name, version)
             print(f"{key}\t{have.get(key, '(missing)')}")
         return 0
     dest.mkdir(parents=True, exist_ok=True)
     pip = [sys.executable, "-m", "pip"]
+    skipped = 0
     for name, version in corpus_entries():
         if args.only and name not in args.only:
             continue
-        path = fetch_torch(dest, args.torch_wheel) if name == "torch" else fetch_package(name, version, dest, pip)
-        print(f"{name}-{version}\t{path}\t{(path / MARKER).read_text().strip()}")
+        if name in GIT_REPOS:
+            path = fetch_git(name, GIT_REPOS[name], dest, args.mirror_dir.expanduser())
+            if path is None:
+                skipped += 1
+                continue
+        elif name == "torch":
+            path = fetch_torch(dest, args.torch_wheel)
+        else:
+            path = fetch_package(name, version, dest, pip)
+        print(f"{entry_name(name, version)}\t{path}\t{(path / MARKER).read_text().strip()}")
+    if skipped:
+        print(f"{skipped} repositories skipped (no local mirror); the rest of the corpus is built", file=sys.stderr)
     return 0
 
 

@@ -2,19 +2,23 @@
 
     python benchmarks/precision.py                    # lint the whole corpus, report, score the labels
     python benchmarks/precision.py --labelled-only    # lint only the files that labels.tsv names (fast)
+    python benchmarks/precision.py --report           # also print the per-project table (markdown)
+    python benchmarks/precision.py --checkout DIR     # lint with the torchcopy_lint of another checkout
     python benchmarks/precision.py --sample 40        # sample size per rule in the report (default 25)
-    python benchmarks/precision.py --candidates       # also list textual candidate sites the linter missed
+    python benchmarks/precision.py --candidates       # also list candidate sites (candidates.py) not reported
     python benchmarks/precision.py --template         # print TSV rows for diagnostics not yet labelled
 
 The report (per rule: diagnostics, a fixed-seed sample of sites with their source line, and
-the score against labels.tsv) is written to ``<cache>/precision/report.md`` and ``report.json``
-(outside the repository: it quotes third-party source); the score table is also printed.
+the score against labels.tsv, then the same score per project) is written to
+``<cache>/precision/report.md`` and ``report.json`` (outside the repository: it quotes third-party
+source); the score table is also printed.
 
 labels.tsv columns: package, version, path (inside the package directory), line, code, label,
 reason. Labels: TP (a real hazard: must be reported), FP (was reported, is not a hazard: must
-be silent), TN (a known trap: must be silent). A row matches a diagnostic with the same file,
-line and code. Precision = reported TP / (reported TP + reported FP/TN) over labelled rows;
-recall = reported TP / TP rows. Only the standard library is used; torch is never imported.
+be silent), TN (a known trap or near-miss: must be silent). A row matches a diagnostic with the
+same file, line and code. Precision = reported TP / (reported TP + reported FP + reported TN) over
+labelled rows; recall = reported TP / TP rows; "traps flagged" = reported TN rows. Only the
+standard library is used; torch is never imported.
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import random
-import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -33,21 +37,13 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import candidates as candidate_sites  # noqa: E402
 import corpus  # noqa: E402
 
 LABELS = HERE / "labels.tsv"
-CODES = ("TCL101", "TCL102", "TCL103", "TCL104", "TCL105")
+CODES = tuple(f"TCL1{n:02d}" for n in range(1, 11))
 SEED = 20260522
 FIELDS = ("package", "version", "path", "line", "code", "label", "reason")
-
-# Textual candidates for recall hunting: sites a person should look at if the linter is silent.
-CANDIDATE_PATTERNS: Dict[str, re.Pattern] = {
-    "TCL101": re.compile(r"\btorch\.tensor\(\s*[A-Za-z_][\w.]*(\[[^\]]*\])?\s*[,)]"),
-    "TCL102": re.compile(r"\.new_tensor\(\s*[A-Za-z_][\w.]*(\[[^\]]*\])?\s*[,)]"),
-    "TCL103": re.compile(r"\.clone\(\)\s*\.detach\(\)|torch\.clone\([^()]*\)\.detach\(\)"),
-    "TCL104": re.compile(r"\.data\s*(\.[a-z_]+[a-z]_\(|\[[^\]]*\]\s*[-+*/]?=(?!=)|[-+*/]?=(?!=))"),
-    "TCL105": re.compile(r"\bdeepcopy\("),
-}
 
 Key = Tuple[str, str, int, str]  # (package-version, path, line, code)
 
@@ -64,7 +60,7 @@ class Label:
 
     @property
     def entry(self) -> str:
-        return f"{self.package}-{self.version}"
+        return corpus.entry_name(self.package, self.version)
 
     @property
     def key(self) -> Key:
@@ -96,15 +92,28 @@ def split_path(path: str, dest: Path) -> Optional[Tuple[str, str]]:
     return parts[0], "/".join(parts[1:])
 
 
-def run_linter(paths: Sequence[Path], jobs: Optional[int] = None) -> List[dict]:
-    """Diagnostics (JSON dicts) of ``torchcopy-lint --isolated --no-cache`` on ``paths``."""
+def run_linter(paths: Sequence[Path], jobs: Optional[int] = None, checkout: Optional[Path] = None,
+               python: Optional[str] = None, extra: Sequence[str] = ()) -> List[dict]:
+    """Diagnostics (JSON dicts) of ``torchcopy-lint --isolated --no-cache`` on ``paths``.
+
+    ``checkout``: lint with the ``torchcopy_lint`` package of that source tree (put first on
+    ``PYTHONPATH``), e.g. an old commit checked out with ``git worktree add``, to compare figures.
+    ``extra``: more options (fix_check.py passes ``--fix --unsafe-fixes``).
+    """
     if not paths:
         return []
-    cmd = [sys.executable, "-m", "torchcopy_lint", "--isolated", "--no-cache", "--quiet", "--exit-zero",
+    env = dict(os.environ)
+    if checkout is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(checkout.resolve())] + [p for p in [env.get("PYTHONPATH")] if p])
+    cmd = [python or sys.executable, "-m", "torchcopy_lint", "--isolated", "--no-cache", "--quiet", "--exit-zero",
            "--output-format", "json"]
     if jobs:
         cmd += ["--jobs", str(jobs)]
-    proc = subprocess.run(cmd + [str(p) for p in paths], capture_output=True, text=True)
+    cmd += list(extra)
+    # ``-m`` puts the working directory first on sys.path: run from the checkout so that its package is the one
+    # imported (from this repository's root the working tree's own torchcopy_lint would shadow PYTHONPATH).
+    cwd = str(checkout.resolve()) if checkout is not None else None
+    proc = subprocess.run(cmd + [str(p.resolve()) for p in paths], capture_output=True, text=True, env=env, cwd=cwd)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"torchcopy-lint failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return json.loads(proc.stdout or "[]")
@@ -120,14 +129,15 @@ def diagnostic_keys(diags: Iterable[dict], dest: Path) -> Dict[Key, dict]:
 
 
 def score(labels: Sequence[Label], reported: Set[Key], diagnostics: Dict[str, int]) -> Dict[str, dict]:
-    """Per rule: diagnostics, TP rows, reported TP, reported FP/TN, precision, recall, silent traps."""
+    """Per rule: diagnostics, TP rows, reported TP, reported FP and TN rows, precision, recall, misses."""
     table = {}
     for code in CODES:
         rows = [lab for lab in labels if lab.code == code]
         tp_rows = [lab for lab in rows if lab.label == "TP"]
         tp_hit = [lab for lab in tp_rows if lab.key in reported]
-        fp_hit = [lab for lab in rows if lab.label in ("FP", "TN") and lab.key in reported]
-        flagged = len(tp_hit) + len(fp_hit)
+        fp_hit = [lab for lab in rows if lab.label == "FP" and lab.key in reported]
+        tn_hit = [lab for lab in rows if lab.label == "TN" and lab.key in reported]
+        flagged = len(tp_hit) + len(fp_hit) + len(tn_hit)
         table[code] = {
             "diagnostics": diagnostics.get(code, 0),
             "labelled_rows": len(rows),
@@ -135,7 +145,9 @@ def score(labels: Sequence[Label], reported: Set[Key], diagnostics: Dict[str, in
             "fp_rows": sum(lab.label == "FP" for lab in rows),
             "tn_rows": sum(lab.label == "TN" for lab in rows),
             "tp_reported": len(tp_hit),
-            "fp_reported": len(fp_hit),
+            "fp_reported": len(fp_hit) + len(tn_hit),
+            "fp_rows_reported": len(fp_hit),
+            "traps_reported": len(tn_hit),
             "precision": (len(tp_hit) / flagged) if flagged else None,
             "recall": (len(tp_hit) / len(tp_rows)) if tp_rows else None,
             "missed_tp": [lab.key for lab in tp_rows if lab.key not in reported],
@@ -144,15 +156,56 @@ def score(labels: Sequence[Label], reported: Set[Key], diagnostics: Dict[str, in
     return table
 
 
-def format_table(table: Dict[str, dict]) -> str:
-    def pct(x: Optional[float]) -> str:
-        return "n/a" if x is None else f"{x:.3f}"
+def score_by_project(labels: Sequence[Label], reported: Set[Key], keys: Iterable[Key]) -> Dict[str, Dict[str, dict]]:
+    """``{entry: score(...)}`` over the labels and diagnostics of each corpus entry."""
+    diags: Dict[str, Counter] = defaultdict(Counter)
+    for k in keys:
+        diags[k[0]][k[3]] += 1
+    by_entry: Dict[str, List[Label]] = defaultdict(list)
+    for lab in labels:
+        by_entry[lab.entry].append(lab)
+    return {e: score(by_entry.get(e, []), reported, diags.get(e, Counter()))
+            for e in sorted(set(by_entry) | set(diags))}
 
-    lines = ["| rule | diagnostics on corpus | labelled TP (reported/rows) | labelled FP+TN reported (FP rows, TN rows) "
-             "| precision | recall |", "|---|---|---|---|---|---|"]
+
+def _pct(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def format_table(table: Dict[str, dict]) -> str:
+    lines = ["| rule | diagnostics on corpus | labelled rows (TP/FP/TN) | TP found / TP labelled | FP rows flagged "
+             "| traps (TN) flagged | precision | recall |", "|---|---|---|---|---|---|---|---|"]
+    total = Counter()
     for code, r in table.items():
-        lines.append(f"| {code} | {r['diagnostics']} | {r['tp_reported']}/{r['tp_rows']} | {r['fp_reported']} "
-                     f"({r['fp_rows']}, {r['tn_rows']}) | {pct(r['precision'])} | {pct(r['recall'])} |")
+        lines.append(f"| {code} | {r['diagnostics']} | {r['labelled_rows']} ({r['tp_rows']}/{r['fp_rows']}/"
+                     f"{r['tn_rows']}) | {r['tp_reported']}/{r['tp_rows']} | {r['fp_rows_reported']} "
+                     f"| {r['traps_reported']} | {_pct(r['precision'])} | {_pct(r['recall'])} |")
+        total.update({k: r[k] for k in ("diagnostics", "labelled_rows", "tp_rows", "fp_rows", "tn_rows",
+                                        "tp_reported", "fp_rows_reported", "traps_reported")})
+    flagged = total["tp_reported"] + total["fp_rows_reported"] + total["traps_reported"]
+    lines.append(f"| all | {total['diagnostics']} | {total['labelled_rows']} ({total['tp_rows']}/{total['fp_rows']}/"
+                 f"{total['tn_rows']}) | {total['tp_reported']}/{total['tp_rows']} | {total['fp_rows_reported']} "
+                 f"| {total['traps_reported']} | {_pct(total['tp_reported'] / flagged if flagged else None)} "
+                 f"| {_pct(total['tp_reported'] / total['tp_rows'] if total['tp_rows'] else None)} |")
+    return "\n".join(lines)
+
+
+def format_projects(by_project: Dict[str, Dict[str, dict]]) -> str:
+    """One row per project: labelled rows, then per rule ``diagnostics d, TP found/labelled, false alarms``."""
+    lines = ["| project | labelled rows | per rule: diagnostics, TP found/TP labelled, false alarms (FP+TN flagged) |",
+             "|---|---|---|"]
+    for entry, table in by_project.items():
+        cells = []
+        for code, r in table.items():
+            if r["diagnostics"] or r["labelled_rows"]:
+                cell = f"{code} d={r['diagnostics']}"
+                if r["tp_rows"]:
+                    cell += f" tp={r['tp_reported']}/{r['tp_rows']}"
+                if r["labelled_rows"]:
+                    cell += f" fa={r['fp_reported']}"
+                cells.append(cell)
+        labelled = sum(r["labelled_rows"] for r in table.values())
+        lines.append(f"| {entry} | {labelled} | {'; '.join(cells) or '-'} |")
     return "\n".join(lines)
 
 
@@ -165,15 +218,12 @@ def source_line(dest: Path, entry: str, path: str, line: int) -> str:
 
 
 def candidates(dest: Path, entries: Iterable[str]) -> List[Key]:
-    """Textual candidate sites (see CANDIDATE_PATTERNS), one per (file, line, code)."""
+    """Candidate sites found without the linter (benchmarks/candidates.py), one per (file, line, code)."""
     out = []
     for entry in entries:
         for file in sorted((dest / entry).rglob("*.py")):
             rel = file.relative_to(dest / entry).as_posix()
-            for i, text in enumerate(file.read_text(errors="replace").splitlines(), 1):
-                for code, pattern in CANDIDATE_PATTERNS.items():
-                    if pattern.search(text):
-                        out.append((entry, rel, i, code))
+            out.extend((entry, rel, line, code) for line, code in candidate_sites.sites(file.read_text(errors="replace")))
     return out
 
 
@@ -190,7 +240,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--sample", type=int, default=25, help="sites per rule shown in the report")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--candidates", action="store_true", help="list textual candidates the linter did not report")
+    ap.add_argument("--candidates", action="store_true", help="list candidate sites (candidates.py) not reported")
+    ap.add_argument("--report", action="store_true", help="also print the per-project table (markdown)")
+    ap.add_argument("--checkout", type=Path, default=None,
+                    help="lint with the torchcopy_lint package of this source tree (another commit)")
+    ap.add_argument("--python", default=None, help="interpreter that runs the linter (default: this one)")
     ap.add_argument("--template", action="store_true", help="print TSV rows for unlabelled diagnostics")
     ap.add_argument("--out", type=Path, default=None, help="report directory (default: <cache>/precision)")
     args = ap.parse_args(argv)
@@ -205,16 +259,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         files = sorted({dest / lab.entry / lab.path for lab in labels if lab.entry in present})
     else:
         files = [present[k] for k in sorted(present)]
-    diags = run_linter(files, args.jobs)
+    diags = run_linter(files, args.jobs, args.checkout, args.python)
     keys = diagnostic_keys(diags, dest)
     counts = Counter(k[3] for k in keys)
-    table = score([lab for lab in labels if lab.entry in present], set(keys), counts)
+    usable = [lab for lab in labels if lab.entry in present]
+    table = score(usable, set(keys), counts)
+    by_project = score_by_project(usable, set(keys), keys)
+    absent = sorted({lab.entry for lab in labels} - set(present))
 
     labelled = {lab.key for lab in labels}
     out_dir = (args.out or dest.parent / "precision").expanduser()
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = ["# torchcopy-lint precision report", "", f"corpus: {dest}", f"files linted: {len(files)}", "",
-              format_table(table), ""]
+    linter = f"checkout {args.checkout}" if args.checkout else "this environment's torchcopy_lint"
+    head = [f"corpus: {dest} ({len(present)} projects; {'labelled files only' if args.labelled_only else 'all files'})",
+            f"linter: {linter}", f"labels: {len(usable)} rows in {len({lab.entry for lab in usable})} projects"
+            + (f"; projects absent, their labels skipped: {', '.join(absent)}" if absent else "")]
+    report = ["# torchcopy-lint precision report", ""] + head + ["", format_table(table), "",
+              "## per project", "", format_projects(by_project), ""]
     per_rule = defaultdict(list)
     for k in keys:
         per_rule[k[3]].append(k)
@@ -239,6 +300,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     (out_dir / "report.md").write_text("\n".join(report) + "\n")
     (out_dir / "report.json").write_text(json.dumps({
         "table": {c: {k: v for k, v in r.items() if k not in ("missed_tp", "false_alarms")} for c, r in table.items()},
+        "projects": {e: {c: {k: v for k, v in r.items() if k not in ("missed_tp", "false_alarms")}
+                         for c, r in t.items() if r["diagnostics"] or r["labelled_rows"]}
+                     for e, t in by_project.items()},
         "false_alarms": {c: r["false_alarms"] for c, r in table.items()},
         "missed_tp": {c: r["missed_tp"] for c, r in table.items()},
         "diagnostics": sorted(keys),
@@ -247,9 +311,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.template:
         for k in sorted(keys):
             if k not in labelled:
-                name, _, version = k[0].rpartition("-")
+                name, version = corpus.split_entry(k[0])
                 print("\t".join([name, version, k[1], str(k[2]), k[3], "?", source_line(dest, *k[:3])[:100]]))
+    print("\n".join(head))
     print(format_table(table))
+    if args.report:
+        print()
+        print(format_projects(by_project))
     print(f"report: {out_dir / 'report.md'}")
     return 0
 

@@ -34,6 +34,16 @@ corpus = precision.corpus
 
 MIN_PRECISION = 0.97
 MIN_RECALL = {"TCL103": 0.9, "TCL104": 0.9}
+MIN_LABELS, MIN_PROJECTS, MIN_TRAINING_REPOS = 400, 20, 10
+
+# Sites labelled FP that the linter still reports, with the issue that owns the fix. Any OTHER loud FP/TN
+# site fails test_known_traps_stay_silent; once one of these goes silent, delete it here.
+KNOWN_OPEN = {
+    ("ultralytics+yolov5-5081342f04fb", "models/common.py", 713, "TCL104"): "issue 9: namedtuple field .data",
+    ("ultralytics+yolov5-5081342f04fb", "models/common.py", 721, "TCL104"): "issue 9: namedtuple field .data",
+    ("ultralytics-8.4.190", "ultralytics/nn/backends/tensorrt.py", 152, "TCL104"): "issue 9: namedtuple field .data",
+    ("ultralytics-8.4.190", "ultralytics/nn/backends/tensorrt.py", 162, "TCL104"): "issue 9: namedtuple field .data",
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +54,8 @@ def scored():
     needed = {lab.entry for lab in labels}
     missing = sorted(needed - set(present))
     if missing:
-        pytest.skip(f"corpus not present under {dest} (missing {', '.join(missing)}): run benchmarks/corpus.py")
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        pytest.skip(f"corpus not present under {dest} (missing {shown}): run benchmarks/corpus.py")
     files = sorted({dest / lab.entry / lab.path for lab in labels})
     absent = [str(f) for f in files if not f.exists()]
     assert not absent, f"labelled files not in the corpus: {absent[:5]}"
@@ -60,13 +71,22 @@ def test_labels_are_well_formed():
     assert sum(lab.code == "TCL104" for lab in labels) >= 100
     assert sum(lab.code == "TCL103" for lab in labels) >= 40  # every TCL103 diagnostic on the corpus (44)
     assert all(lab.reason for lab in labels), "every label needs a one-line reason"
+    assert len(labels) >= MIN_LABELS
+    known = {corpus.entry_name(name, version) for name, version in corpus.corpus_entries()}
+    stray = sorted({lab.entry for lab in labels} - known)
+    assert not stray, f"labels name projects that corpus.py does not pin: {stray}"
+    projects = {lab.entry for lab in labels}
+    assert len(projects) >= MIN_PROJECTS
+    assert len({lab.package for lab in labels if lab.package in corpus.GIT_REPOS}) >= MIN_TRAINING_REPOS
+    assert set(KNOWN_OPEN) <= set(keys), "KNOWN_OPEN names a site that is not labelled"
 
 
 @pytest.mark.corpus
 def test_known_traps_stay_silent(scored):
     labels, reported = scored
     loud = [lab.key for lab in labels if lab.label in ("TN", "FP") and lab.key in reported]
-    assert not loud, f"sites labelled FP/TN are reported: {loud}"
+    unexpected = [k for k in loud if k not in KNOWN_OPEN]
+    assert not unexpected, f"sites labelled FP/TN are reported: {unexpected}"
 
 
 @pytest.mark.corpus

@@ -9,7 +9,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchcopy_lint.engine import parse, positions_of
+from torchcopy_lint.engine import parse
+from torchcopy_lint.positions import positions_of
 from torchcopy_lint.rules import ALL_RULES
 
 from _support import ROOT, fixture_inputs

@@ -199,7 +199,7 @@ async def test_a_file_that_crashes_the_parser_does_not_kill_the_server(client: L
     deep = "import torch\nx = torch.randn(3)\ny = torch.tensor(" + "(" * 3000 + "x" + ")" * 3000 + ")\n"
     bad = Doc(client, tmp_path / "deep.py", deep)
     found = await diagnostics_where(client, bad.uri, lambda ds: len(ds) > 0)
-    assert codes(found)[0] in ("TCL001", "TCL003")
+    assert codes(found) == ["TCL001"]  # the engine's CPython pre-check answers before LibCST's parser could crash
     assert found[0].severity == lsp.DiagnosticSeverity.Error
     good = Doc(client, tmp_path / "after.py", HAZARD)  # the server still answers
     await diagnostics_where(client, good.uri, lambda ds: codes(ds) == ["TCL103"])

@@ -36,8 +36,31 @@ def test_an_exception_in_the_engine_becomes_a_diagnostic(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(engine, "lint_source", broken)
+    monkeypatch.setattr(engine, "lint_source", broken)  # guard.lint_in_host imports it on each call
     worker._lint.cache_clear()
     (found,) = worker.lint_text(HAZARD, "bug.py", frozenset({"TCL103"}))
     worker._lint.cache_clear()
     assert found.code == "TCL003" and "RuntimeError: a bug" in found.message
+
+
+def test_a_job_that_kills_or_hangs_the_worker_fails_alone_and_a_new_worker_takes_over():
+    import asyncio
+    import os
+    import time
+
+    import pytest
+
+    async def scenario():
+        pool = worker.LintWorker()
+        try:
+            with pytest.raises(worker.WorkerCrashed):
+                await pool.run(os._exit, 3)  # as a segfault in the parser would
+            with pytest.raises(worker.WorkerCrashed, match="before"):
+                await pool.run(os._exit, 3)  # not run a second time
+            with pytest.raises(worker.WorkerTimeout):
+                await pool.run(time.sleep, 30, timeout=0.5)
+            return await pool.run(worker.lint_text, HAZARD, "a.py", frozenset({"TCL103"}))
+        finally:
+            pool.close()
+
+    assert [d.code for d in asyncio.run(scenario())] == ["TCL103"]

@@ -15,6 +15,7 @@ import sys
 from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import __version__
+from .codes import INTERNAL_ERROR_CODE, META_CODES
 from .config import ConfigError, Overrides, Selection, Settings, find_pyproject, load_settings, split_selectors
 
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
@@ -62,10 +63,22 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even if diagnostics are left")
     run = p.add_argument_group("run")
     run.add_argument("--jobs", "-j", type=int, default=None, help="parallel workers (default: CPU count)")
+    run.add_argument("--file-timeout", type=_seconds, default=None, metavar="SECONDS",
+                     help="time budget per file; a file over it is reported as TCL004 (default: 10; 0: no limit)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     run.add_argument("--cache-dir", default=None, help="cache directory (default: ./.torchcopy_lint_cache)")
     p.add_argument("--version", action="version", version=f"torchcopy-lint {__version__}")
     return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0 (0: no limit), not {text!r}")
+    return seconds
 
 
 def _split_list(values: Sequence[str]) -> tuple:
@@ -110,6 +123,8 @@ def check(argv: Sequence[str]) -> int:
 
 def _lint(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
+    if args.file_timeout is not None:
+        settings.file_timeout = args.file_timeout
     if args.show_settings:
         return show_settings(settings, args.paths[0] if args.paths != ["-"] else args.stdin_filename or "-")
 
@@ -133,6 +148,9 @@ def _lint(args: argparse.Namespace) -> int:
     report = run(existing, settings, mode=mode, unsafe=args.unsafe_fixes, jobs=args.jobs, cache_dir=cache_dir,
                  progress=not args.quiet, stdin=stdin)
 
+    for skipped in report.files:
+        if skipped.skipped:
+            print(f"torchcopy-lint: warning: {skipped.path}: skipped: {skipped.skipped}", file=sys.stderr)
     errors = [f.error for f in report.files if f.error]
     for error in errors:
         print(f"torchcopy-lint: error: {error}", file=sys.stderr)
@@ -160,8 +178,8 @@ def _lint(args: argparse.Namespace) -> int:
         print_summary(report, mode, args.unsafe_fixes, show_fixes=args.show_fixes,
                       no_files=stdin is None and not report.files and not missing,
                       text=args.output_format == "text" or args.output_file is not None)
-    if errors or missing:
-        return 2
+    if errors or missing or any(d.code == INTERNAL_ERROR_CODE for d in diagnostics):
+        return 2  # a TCL003 (failed to lint) is an internal error, whatever else was found
     return 0 if args.exit_zero or not diagnostics else 1
 
 
@@ -223,6 +241,9 @@ def explain(argv: Sequence[str]) -> int:
             print(f"{rule.code}  {rule.name:<26} {rule.message}")
         return 0
     rule = RULES_BY_CODE.get(args.code.upper())
+    if rule is None and args.code.upper() in META_CODES:
+        print(f"{args.code.upper()}  {META_CODES[args.code.upper()]} (reported about a file, not by a rule)")
+        return 0
     if rule is None:
         print(f"torchcopy-lint: error: unknown rule {args.code!r}", file=sys.stderr)
         return 2

@@ -31,17 +31,21 @@ RULE_CODES = tuple(TRIGGERS)
 # Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
 SYNTAX_ERROR_CODE = "TCL001"
 READ_ERROR_CODE = "TCL002"
+INTERNAL_ERROR_CODE = "TCL003"
+TIMEOUT_CODE = "TCL004"
 META_CODES: Dict[str, str] = {
     SYNTAX_ERROR_CODE: "syntax error, or a file that cannot be decoded or is nested too deeply to parse",
     READ_ERROR_CODE: "file cannot be read",
+    INTERNAL_ERROR_CODE: "failed to lint: an internal error or a parser crash (please report it)",
+    TIMEOUT_CODE: "file took longer than the per-file time budget (--file-timeout)",
 }
 
 # Names of the meta codes, as rules have (SARIF's rule names, --statistics).
 META_NAMES: Dict[str, str] = {
-    "TCL001": "syntax-error",
-    "TCL002": "unreadable-file",
-    "TCL003": "failed-to-lint",
-    "TCL004": "file-timeout",
+    SYNTAX_ERROR_CODE: "syntax-error",
+    READ_ERROR_CODE: "unreadable-file",
+    INTERNAL_ERROR_CODE: "failed-to-lint",
+    TIMEOUT_CODE: "file-timeout",
 }
 
 ALL_CODES = tuple(META_CODES) + RULE_CODES

@@ -10,6 +10,11 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, Dict, Optional
 
+from .codes import INTERNAL_ERROR_CODE, SYNTAX_ERROR_CODE, TIMEOUT_CODE
+
+__all__ = ["Applicability", "Fix", "Diagnostic", "SYNTAX_ERROR_CODE", "file_diagnostic", "failed_to_lint",
+           "internal_error", "over_budget"]
+
 
 class Applicability(str, Enum):
     """How much a fix can be trusted, in ruff's vocabulary."""
@@ -83,5 +88,27 @@ class Diagnostic:
         )
 
 
-SYNTAX_ERROR_CODE = "TCL001"
-"""Reported for a file that cannot be parsed (or read); never silenced by --select."""
+REPORT_TO = "the torchcopy-lint issue tracker"
+
+
+def file_diagnostic(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    """A diagnostic about a whole file (meta codes), at ``line``:``column``."""
+    return Diagnostic(path, line, column, line, column, code, message)
+
+
+def failed_to_lint(path: str, reason: str) -> Diagnostic:
+    """TCL003: linting ``path`` failed for a reason of ours, not the user's (ruff's "Failed to lint")."""
+    return file_diagnostic(path, INTERNAL_ERROR_CODE,
+                           f"failed to lint {path}: {reason}; please report this to {REPORT_TO}")
+
+
+def internal_error(path: str, error: BaseException) -> Diagnostic:
+    """TCL003 for an exception raised while linting ``path``."""
+    detail = (str(error).splitlines() or [""])[0][:300]
+    return failed_to_lint(path, f"{type(error).__name__}: {detail}" if detail else type(error).__name__)
+
+
+def over_budget(path: str, seconds: float) -> Diagnostic:
+    """TCL004: the file took longer than the per-file time budget."""
+    return file_diagnostic(path, TIMEOUT_CODE, f"not linted: took longer than the per-file time budget of "
+                                               f"{seconds:g} s (--file-timeout / file-timeout)")

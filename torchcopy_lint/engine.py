@@ -9,29 +9,28 @@ positions are computed only for files that produced a violation.
 
 from __future__ import annotations
 
-import ast
 import gc
 import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Type, Union
+from typing import Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState  # private, but stable across 1.x (pinned <2)
-from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata import CodeRange
 
 from . import codes
-from .diagnostics import SYNTAX_ERROR_CODE, Applicability, Diagnostic, Fix
+from .diagnostics import Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
 from .noqa import is_suppressed
+from .positions import positions_of
+from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
 from .prune import prune as prune_source
 from .semantic.project import ProjectIndex
 from .walk import child_fields
 
 Source = Union[str, bytes]
-_NEWLINE = re.compile(r"\r\n?|\n")
 
 
 # --- what rules produce ---------------------------------------------------------------------------
@@ -217,72 +216,6 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = 
 
 # --- from violations to diagnostics --------------------------------------------------------------
 
-class _TargetPositions(CodegenState):
-    """Code generation that records the positions of a few nodes only.
-
-    LibCST's PositionProvider records every node's position, tracking line and
-    column token by token; here tokens are just collected, and the line/column
-    is brought up to date only when a target node starts or ends. Positions are
-    the same as PositionProvider's (syntactic where the node records one, else
-    whitespace-inclusive): tests/test_positions.py compares them.
-    """
-
-    def __init__(self, module: cst.Module, targets: Iterable[cst.CSTNode]) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.targets: Set[int] = {id(node) for node in targets}
-        self.found: Dict[int, CodeRange] = {}
-        self._open: List[CodePosition] = []
-        self._synced = 0
-        self._line = 1
-        self._column = 0
-
-    def _now(self) -> CodePosition:
-        tokens = self.tokens
-        for token in tokens[self._synced:]:
-            if "\n" in token or "\r" in token:
-                segments = _NEWLINE.split(token)
-                self._line += len(segments) - 1
-                self._column = len(segments[-1])
-            else:
-                self._column += len(token)
-        self._synced = len(tokens)
-        return CodePosition(self._line, self._column)
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        if id(node) in self.targets:
-            self._open.append(self._now())
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        if id(node) in self.targets:
-            start = self._open.pop()
-            self.found.setdefault(id(node), CodeRange(start, self._now()))
-
-    @contextmanager
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
-        if id(node) not in self.targets:
-            yield
-            return
-        for hoisted in (start_node, end_node):
-            if hoisted is not None:
-                self.targets.add(id(hoisted))
-        start = self._now()
-        yield
-        end = self._now()
-        if start_node is not None:
-            start = self.found[id(start_node)].start
-        if end_node is not None:
-            end = self.found[id(end_node)].end
-        self.found[id(node)] = CodeRange(start, end)
-
-
-def positions_of(module: cst.Module, targets: Iterable[cst.CSTNode]) -> Dict[int, CodeRange]:
-    """Positions (by node id) of ``targets``, nodes of ``module``."""
-    state = _TargetPositions(module, targets)
-    module._codegen(state)
-    return state.found
-
-
 @dataclass
 class ParsedFile:
     """A file's parse and its violations, with positions resolved on demand."""
@@ -315,43 +248,37 @@ def _decode_lines(source: Source, module: cst.Module) -> List[str]:
 
 def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False, path: str = "",
           project: Optional[ProjectIndex] = None) -> Optional[ParsedFile]:
-    """Parse and run ``rule_types``; None when no rule can match (prefilter). Raises ParserSyntaxError.
+    """Parse and run ``rule_types``; None when no rule can match (prefilter).
+
+    Raises ParserSyntaxError, or TooDeeplyNested (a SyntaxError) when CPython's parser
+    gives up on the nesting, which LibCST's is then never asked to parse.
 
     With ``prune``, spans no rule can need are blanked before the parse (positions are
     unchanged, see prune.py); fixing always parses the full source.
     """
     active = [r for r in rule_types if r.may_match(source)]
-    if not active:
-        return None
+    return _parse_active(source, active, prune, path, project) if active else None
+
+
+def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path: str = "",
+                  project: Optional[ProjectIndex] = None) -> ParsedFile:
+    """``parse`` for the rules that passed the prefilter."""
+    tree = cpython_tree(source)  # raises TooDeeplyNested before LibCST's parser can crash on it
+    pruned = None
+    if prune and tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
+        pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active), tree)
+    tree = None  # the AST can be large: not kept alive through the LibCST parse
     module = None
-    if prune and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
-        pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active))
-        if pruned is not None:
-            try:
-                module = cst.parse_module(pruned)
-            except cst.ParserSyntaxError:
-                module = None  # report against the real source below
+    if pruned is not None:
+        try:
+            module = cst.parse_module(pruned)
+        except cst.ParserSyntaxError:
+            module = None  # report against the real source below
     if module is None:
         module = cst.parse_module(source)
     violations = run_rules(module, active, path, project)
     lines = _decode_lines(source, module) if violations else []
     return ParsedFile(module, violations, lines)
-
-
-def syntax_error_diagnostic(path: str, error: Exception, source: Optional[Source] = None) -> Diagnostic:
-    """TCL001, located and worded by CPython's own parser when it agrees the file is invalid."""
-    line = getattr(error, "raw_line", 1) or 1
-    column = (getattr(error, "raw_column", 0) or 0) + 1
-    message = getattr(error, "message", None) or str(error).splitlines()[0]
-    if source is not None:
-        try:
-            compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-        except SyntaxError as cpython:
-            line, column = cpython.lineno or line, cpython.offset or column
-            message = cpython.msg
-        except (ValueError, UnicodeDecodeError) as other:  # null bytes, bad encodings
-            message = str(other)
-    return Diagnostic(path, line, column, line, column, SYNTAX_ERROR_CODE, f"syntax error: {message}")
 
 
 def _count_comments(node: cst.CSTNode) -> int:
@@ -397,17 +324,30 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
                 project: Optional[ProjectIndex] = None) -> List[Diagnostic]:
     """All diagnostics for one file's source. Never raises for bad input: it reports TCL001.
 
-    ``project`` is the file's project index (default: found from ``path``); pass one to read
-    afterwards which other files the result depended on (``project.dependencies()``).
+    A file Python cannot decode is reported even when no rule could match it; the parse
+    and the rules run on a thread with a deep stack (precheck.py). ``project`` is the file's
+    project index (default: found from ``path``); pass one to read afterwards which other
+    files the result depended on (``project.dependencies()``).
     """
+    problem = decode_diagnostic(path, source) if isinstance(source, bytes) else None
+    if problem is not None:
+        return [problem]
+    active = [r for r in rule_types if r.may_match(source)]
+    if not active:
+        return []
     if project is None:
         project = ProjectIndex.for_path(path)
+    return call_with_deep_stack(_lint_parsed, source, path, active, prune, project)
+
+
+def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune: bool,
+                 project: ProjectIndex) -> List[Diagnostic]:
     with gc_paused():
         try:
-            parsed = parse(source, rule_types, prune=prune, path=path, project=project)
-        except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            parsed = _parse_active(source, active, prune, path, project)
+        except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:  # TooDeeplyNested too
             return [syntax_error_diagnostic(path, error, source)]
-        if parsed is None or not parsed.violations:
+        if not parsed.violations:
             return []
         return to_diagnostics(path, parsed)
 

@@ -18,6 +18,7 @@ import libcst as cst
 
 from .diagnostics import Applicability
 from .engine import ParsedFile, Rule, Violation, effective_applicability, parse
+from .files import temp_prefix
 
 MAX_ROUNDS = 20
 
@@ -89,7 +90,7 @@ def write_atomically(path: str, data: bytes) -> None:
     path = os.path.realpath(path)  # write through a symlink, don't replace the link by a file
     directory = os.path.dirname(path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=".torchcopy-lint-", suffix=".tmp", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(os.getpid()), suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -7,7 +7,9 @@ flake8's own ``--select``/``--ignore`` and ``# noqa`` then apply on top. Columns
 0-based here, as flake8 expects; flake8 prints them 1-based, like the CLI. The source
 goes to the engine as UTF-8 bytes, as the CLI's does, so that both take the same
 (pruned) path; a file that declares another encoding goes as text. The engine (and
-LibCST) is imported only for a file that passes the rules' prefilter.
+LibCST) is imported only for a file that passes the rules' prefilter. It never raises
+into flake8 while linting: an internal error is reported as TCL003 (guard.py), and
+input that would crash LibCST's parser never reaches it (precheck.py).
 
 A broken configuration raises ConfigError, which flake8 reports as the plugin's
 failure with the file, key and problem (one message, not a wrong result). flake8's
@@ -44,13 +46,13 @@ class TorchCopyLintPlugin:
         text = "".join(self.lines)
         if not any(may_match(code, text) for code in codes):
             return  # no enabled rule can match: LibCST is not even imported
-        from .engine import lint_source
+        from .guard import lint_in_host
         from .rules import RULES_BY_CODE
 
         head = "".join(self.lines[:2]).encode("utf-8", "replace")
-        source = text.encode("utf-8") if declares_utf8(head) else text
+        source = text.encode("utf-8", "surrogateescape") if declares_utf8(head) else text
         rules = [RULES_BY_CODE[code] for code in RULE_CODES if code in codes]
-        for d in lint_source(source, self.filename, rules):
+        for d in lint_in_host(source, self.filename, rules):
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)
 
 

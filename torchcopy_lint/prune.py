@@ -41,14 +41,17 @@ _SELF_WRITE = re.compile(
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-def prune(source: bytes, matches: Matcher) -> Optional[bytes]:
-    """``source`` with the spans no rule can need blanked; None when pruning does not apply."""
+def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) -> Optional[bytes]:
+    """``source`` with the spans no rule can need blanked; None when pruning does not apply.
+
+    ``tree`` is ``source``'s CPython AST when the caller has it already."""
     if len(source) < MIN_FILE_SIZE or source.startswith(b"\xef\xbb\xbf") or not declares_utf8(source):
         return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None  # the LibCST parse reports it
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None  # the LibCST parse reports it
     lines = source.splitlines(keepends=True)
     if not lines or any(line.endswith(b"\r") and not line.endswith(b"\r\n") for line in lines):
         return None  # old-Mac newlines: ast and LibCST may count lines differently

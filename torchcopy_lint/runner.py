@@ -3,6 +3,9 @@
 Front ends (the CLI, tests) call ``run``; the flake8 plugin calls the engine
 directly. Workers only ever receive a path and the enabled codes and return
 plain diagnostics, gathered and sorted in the parent for deterministic output.
+Every file is linted in a worker process, ``--jobs 1`` included (isolation.py):
+a file that crashes the parser or runs past the time budget costs that file
+only (TCL003/TCL004). Files that are not regular files are skipped, not read.
 """
 
 from __future__ import annotations
@@ -16,14 +19,15 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key, dependencies_current
+from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
 from .codes import may_match
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic
+from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
+from .files import NotRegularFile, read_source
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
-READ_ERROR_CODE = "TCL002"
 
 
 @dataclass
@@ -35,6 +39,7 @@ class FileReport:
     error: str = ""
     content: Optional[bytes] = None  # the (fixed) source, for stdin only
     key: str = ""  # cache key of the content that was linted, when caching
+    skipped: str = ""  # why the file was not read at all (not a regular file)
     uses: Dict[str, str] = field(default_factory=dict)  # other files the result depended on -> digest
     fixed_codes: Dict[str, int] = field(default_factory=dict)  # how many of each code --fix removed
 
@@ -92,9 +97,17 @@ def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
     return any(may_match(code, content) for code in codes)
 
 
+def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
+    """TCL001 for a file Python cannot decode, also where no rule's trigger occurs (UTF-16, bad bytes)."""
+    from .precheck import decode_diagnostic
+
+    problem = decode_diagnostic(path, content)
+    return [problem] if problem is not None else []
+
+
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None) -> List[Diagnostic]:
     if not may_match_any(content, codes):
-        return []  # the engine (and LibCST) is not even imported
+        return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
     return lint_source(content, path, _rule_types(codes), project=project)
@@ -110,7 +123,7 @@ class Job:
     codes: FrozenSet[str]
     mode: str = "check"  # check | fix | diff
     unsafe: bool = False
-    content: Optional[bytes] = None  # stdin only; files are read by the worker
+    content: Optional[bytes] = None  # as read by the parent; None: the worker reads the file (and reports why not)
     cache: bool = False  # whether the parent wants the cache key of what was linted
     origin: Optional[str] = None  # where stdin's content belongs (--stdin-filename): gives its project
     summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
@@ -125,14 +138,22 @@ def _project_index(job: Job):
 
 
 def process(job: Job) -> FileReport:
-    """Lint (and maybe fix) one file. Never raises for bad input."""
+    """Lint (and maybe fix) one file. Never raises: bad input is reported, an internal error is TCL003."""
     content = job.content
     if content is None:
         try:
-            with open(job.path, "rb") as handle:
-                content = handle.read()
+            content = read_source(job.path)
+        except NotRegularFile as error:
+            return FileReport(job.path, [], skipped=str(error))
         except OSError as error:
             return FileReport(job.path, [_read_error(job.path, error)])
+    try:
+        return _lint_and_fix(job, content)
+    except Exception as error:  # a bug of ours: this file is reported, the run goes on
+        return FileReport(job.path, [internal_error(job.path, error)])
+
+
+def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = cache_key(content, job.codes) if job.cache else ""
     project = _project_index(job) if may_match_any(content, job.codes) else None
     diagnostics = _lint_bytes(content, job.path, job.codes, project)
@@ -140,9 +161,10 @@ def process(job: Job) -> FileReport:
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
     from .fixer import FixError, fix_source, write_atomically
+    from .precheck import call_with_deep_stack
 
     try:
-        result = fix_source(content, _rule_types(job.codes), unsafe=job.unsafe)
+        result = call_with_deep_stack(fix_source, content, _rule_types(job.codes), job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = _lint_bytes(result.source, job.path, job.codes, project)
@@ -170,10 +192,6 @@ def _fixed_codes(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> D
     for d in after:
         counts[d.code] = counts.get(d.code, 0) - 1
     return {code: n for code, n in sorted(counts.items()) if n > 0}
-
-
-def process_batch(jobs: Sequence[Job]) -> List[FileReport]:
-    return [process(job) for job in jobs]
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
@@ -214,16 +232,7 @@ def _worker_init() -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
 
-BIG_FILE = 256_000  # bytes; big files go to one worker so that two never parse one each at once
-
-
-def _batches(jobs: List[Job], workers: int) -> List[List[Job]]:
-    """Big files first, all in one batch; the rest in small batches for load balance."""
-    sizes = {job.path: _size(job.path) for job in jobs}
-    big = [job for job in jobs if sizes[job.path] > BIG_FILE]
-    small = [job for job in jobs if sizes[job.path] <= BIG_FILE]
-    size = max(1, min(16, len(small) // (workers * 8) or 1))
-    return ([big] if big else []) + [small[i:i + size] for i in range(0, len(small), size)]
+BIG_FILE = 256_000  # bytes; at most one file this big is parsed at a time, so that two never add up
 
 
 def _size(path: str) -> int:
@@ -233,16 +242,41 @@ def _size(path: str) -> int:
         return 0
 
 
+def _lint_isolated(jobs: List[Job], workers: int, timeout: Optional[float], bar: "Progress") -> List[FileReport]:
+    """``process`` every job in worker processes; a crash or a hang costs that file only."""
+    from .isolation import Failure, run_isolated  # only here: a run that needs no worker does not pay for it
+
+    def failed(job: Job, failure: Failure) -> FileReport:
+        if failure.kind == "timeout" and timeout:
+            return FileReport(job.path, [over_budget(job.path, timeout)])
+        reason = f"the parser crashed ({failure.detail})" if failure.kind == "crash" else failure.detail
+        return FileReport(job.path, [failed_to_lint(job.path, reason)])
+
+    if sys.platform.startswith("linux"):
+        _rule_types(frozenset())  # import the engine once here: forked workers (and their replacements) inherit it
+    heavy = [_size(job.path) > BIG_FILE if job.content is None else len(job.content) > BIG_FILE for job in jobs]
+    order = sorted(range(len(jobs)), key=lambda i: not heavy[i])  # big files first (stable)
+    ordered = [jobs[i] for i in order]
+    return run_isolated(ordered, process, workers=workers, on_failure=failed, timeout=timeout,
+                        heavy=[heavy[i] for i in order], paths=[job.path for job in ordered],
+                        initializer=_worker_init, progress=bar.advance)
+
+
 def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
         jobs: Optional[int] = None, cache_dir: Optional[str] = None, progress: bool = False,
         stdin: Optional[Tuple[str, bytes]] = None) -> RunReport:
     """Lint ``paths`` (or one stdin buffer) and return every file's report."""
     report = RunReport()
+    timeout = settings.file_timeout or None
     if stdin is not None:
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
         origin = name if name not in ("-", "<stdin>") else None
-        result = process(Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir))
+        if may_match_any(content, codes):
+            job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir)
+            result = _lint_isolated([job], 1, timeout, Progress(1, False))[0]
+        else:  # no rule can match: no worker, no parse
+            result = FileReport("-", _undecodable("-", content), content=content)
         result.path = name
         result.diagnostics = [dataclasses.replace(d, path=name) for d in result.diagnostics]
         report.files.append(result)
@@ -256,8 +290,10 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
         try:
-            with open(path, "rb") as handle:
-                content: Optional[bytes] = handle.read()
+            content: Optional[bytes] = read_source(path)
+        except NotRegularFile as error:
+            report.files.append(FileReport(path, [], skipped=str(error)))
+            continue
         except OSError:
             content = None  # the worker reports it
         key = cache_key(content, codes) if cache is not None and content is not None else ""
@@ -271,30 +307,15 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 report.files.append(FileReport(path, diagnostics))
                 continue
         if content is not None and not may_match_any(content, codes):
-            results.append(FileReport(path, [], key=key))  # no rule can match: answered here, no parse
+            # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
+            results.append(FileReport(path, _undecodable(path, content), key=key))
             continue
-        pending.append(Job(path, codes, mode, unsafe, cache=cache is not None, summary_cache=cache_dir))
+        pending.append(Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
+                           summary_cache=cache_dir))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))
-    workers = jobs or os.cpu_count() or 1
-    if workers <= 1 or len(pending) <= 1:
-        for job in pending:
-            results.append(process(job))
-            bar.advance()
-    else:
-        import multiprocessing  # only here: a run that needs no pool does not pay for these imports
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        _rule_types(frozenset())  # import the engine once here, so that forked workers inherit it
-        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
-                                 initializer=_worker_init) as pool:
-            futures = [pool.submit(process_batch, batch) for batch in _batches(pending, workers)]
-            for future in as_completed(futures):
-                batch_results = future.result()
-                results.extend(batch_results)
-                bar.advance(len(batch_results))
+    results.extend(_lint_isolated(pending, jobs or os.cpu_count() or 1, timeout, bar) if pending else [])
     bar.close()
 
     for result in results:

@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, failed_to_lint, over_budget
 from ..ruledocs import doc_page
 from . import worker as jobs
 from .actions import FIX_ALL_KIND, ActionBuilder, fix_all_action, overlaps, wanted, workspace_edit
@@ -32,7 +32,6 @@ from .settings import SECTION, ClientSettings, SettingsResolver
 log = logging.getLogger(__name__)
 
 DEFAULT_DELAY_S = 0.05
-INTERNAL_ERROR_CODE, TIMEOUT_CODE = "TCL003", "TCL004"
 WATCHED = ("**/pyproject.toml", "**/*.py", "**/*.pyi", "**/*.ipynb")
 
 
@@ -47,9 +46,8 @@ class Result:
 
 def _failure_diagnostic(path: str, failure: jobs.WorkerCrashed) -> Diagnostic:
     if isinstance(failure, jobs.WorkerTimeout):
-        return Diagnostic(path, 1, 1, 1, 1, TIMEOUT_CODE, f"not linted: {failure} (file-timeout)")
-    return Diagnostic(path, 1, 1, 1, 1, INTERNAL_ERROR_CODE,
-                      "failed to lint: the linter crashed on this file (the editor session goes on)")
+        return over_budget(path, failure.seconds)
+    return failed_to_lint(path, "the linting process crashed (the editor session goes on)")
 
 
 def _path_of(uri: str) -> str:

@@ -40,11 +40,11 @@ def to_range(lines: Sequence[str], codec: PositionCodec, line: int, column: int,
 
 
 def severity(code: str) -> lsp.DiagnosticSeverity:
-    """Meta codes (the file could not be linted) are errors; rule findings are warnings.
+    """The one severity every output format uses (``codes.severity``): meta codes errors, findings warnings.
 
     No rule flags dead code, so none carries the ``Unnecessary`` tag (clients fade such
     ranges out, which would hide a hazard rather than show it)."""
-    return lsp.DiagnosticSeverity.Warning if code in codes.RULE_CODES else lsp.DiagnosticSeverity.Error
+    return lsp.DiagnosticSeverity.Error if codes.severity(code) == "error" else lsp.DiagnosticSeverity.Warning
 
 
 def to_lsp(diagnostic: Diagnostic, lines: Sequence[str], codec: PositionCodec) -> lsp.Diagnostic:

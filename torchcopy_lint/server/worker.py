@@ -39,6 +39,10 @@ class WorkerCrashed(Exception):
 class WorkerTimeout(WorkerCrashed):
     """A job ran past its time budget; the worker was killed (and is restarted on the next job)."""
 
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"over the {seconds:g} s budget")
+        self.seconds = seconds
+
 
 class LintWorker:
     """A single-process pool, restarted after a crash. ``await worker.run(fn, *args)``."""
@@ -85,7 +89,7 @@ class LintWorker:
                 log.error("%s ran past its %g s budget; killing the lint worker", fn.__name__, timeout)
                 self._kill(pool)
                 self._remember(key)
-                raise WorkerTimeout(f"over the {timeout:g} s budget") from None
+                raise WorkerTimeout(timeout) from None
             except BrokenProcessPool as error:
                 log.error("lint worker died running %s; starting a new one", fn.__name__)
                 self._discard(pool)
@@ -159,14 +163,9 @@ def _rule_types(codes: FrozenSet[str]):
 
 @lru_cache(maxsize=16)
 def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
-    from ..engine import lint_source
+    from ..guard import lint_in_host  # engine.lint_source; a bug of ours becomes TCL003, never an exception
 
-    try:
-        return lint_source(source, path, _rule_types(codes))
-    except Exception as error:  # a bug of ours: reported on the file (TCL003), the editor session goes on
-        log.exception("linting %s failed", path)
-        detail = (str(error).splitlines() or [""])[0][:300]
-        return [Diagnostic(path, 1, 1, 1, 1, "TCL003", f"failed to lint: {type(error).__name__}: {detail}")]
+    return lint_in_host(source, path, _rule_types(codes))
 
 
 def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
