@@ -39,3 +39,14 @@ def test_flake8_plugin_skips_libcst_for_files_no_rule_can_match():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_rule_command_prints_every_rules_page(capsys):
+    from torchcopy_lint.cli import main
+
+    for rule in ALL_RULES:
+        page = (ROOT / "docs" / "rules" / f"{rule.code}.md").read_text(encoding="utf-8")
+        assert main(["rule", rule.code]) == 0
+        out = capsys.readouterr().out
+        assert f"({rule.code})" in out and "## Why is this bad?" in out, rule.code
+        assert page.splitlines()[-1] in out, f"`rule {rule.code}` does not print docs/rules/{rule.code}.md"

@@ -15,6 +15,15 @@ import re
 from functools import lru_cache
 from typing import Dict, Tuple, Union
 
+#: Text that shows `copy.copy` may be called under another name: calls then can't be found by text.
+COPY_ALIAS = r"\bfrom\s+copy\s+import\s*(?:\([\w\s,]*?|(?:[\w \t,]|\\\r?\n)*?)(?<!\w)copy\b|\bimport\s+copy\s+as\b"
+#: Text that shows `torch.tensor`/`torch.as_tensor` may be called under another name.
+TENSOR_ALIAS = r"\bimport\s*\(?[\w\s,\\]*\b(?:as_)?tensor\b"
+#: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
+#: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
+#: contradict a parameter's `torch.Tensor` annotation).
+KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\."
+
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|\bimport\s*\(?[\w\s,\\]*\btensor\b",),
@@ -24,6 +33,21 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL104": (r"(?<=\.)data\s*\)*\s*(?:\.\s*\w+_\s*\(|\[|=[^=]|[-+*/@%&|^]=)|\w_\s*\([^()]*?\.data\s*[,)]",),
     # only training code is checked
     "TCL105": (r"\bdeepcopy\b", r"\b(?:backward|step)\s*\("),
+    # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses
+    # may come between), or one of the three imported under another name.
+    "TCL106": (r"\.\s*copy_\s*\(",
+               r"_like\s*\([^()]*\)[\s)]*(?:#[^\n]*[\s)]*)*\.\s*copy_\s*\(|\b(?:empty|zeros|ones)_like\s+as\b"),
+    # `tensor(`/`as_tensor(` whose argument starts with a name (perhaps inside `[`/`(`), or an import of either.
+    "TCL107": (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + TENSOR_ALIAS,),
+    # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
+    "TCL108": (r"\bcopy\s*\.\s*copy\s*\(|" + COPY_ALIAS,),
+    # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
+    "TCL109": (r"\bstate_dict\s*\(", r"\b(?:backward|step)\s*\("),
+    # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows), and an accumulation:
+    # `+=`, `.append(` or `name + name`.
+    "TCL110": (r"\.\s*backward\s*\(",
+               r"(?m)(?:^|[^\w.)\]\s])\s*\(?\s*[A-Za-z_]\w*\s*\)?\s*\.\s*backward\s*\(",
+               r"\+=|\bappend\s*\(|\w\s*\+\s*\w"),
 }
 
 RULE_CODES = tuple(TRIGGERS)

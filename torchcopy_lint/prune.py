@@ -195,4 +195,16 @@ def _blankable(parent: ast.AST, literal: ast.AST) -> bool:
         return False
     if isinstance(parent, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in parent.targets):
         return False
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is literal \
+            and _is_tensor_constructor(parent.func) \
+            and not any(isinstance(e, _DATA_ELEMENTS) for e in getattr(literal, "elts", ())):
+        return False  # `torch.tensor([a, b])`: TCL107 asks whether every element is a tensor
     return True
+
+
+_DATA_ELEMENTS = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.UnaryOp)
+
+
+def _is_tensor_constructor(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in ("tensor", "as_tensor")

@@ -76,3 +76,15 @@ def blocks(stmt: cst.CSTNode) -> Iterable[Sequence[cst.CSTNode]]:
     """The statement lists directly inside a compound statement."""
     for path in block_paths(stmt, []):
         yield path[-1].body
+
+
+def descendants_with_paths(node: cst.CSTNode,
+                           path: List[cst.CSTNode]) -> Iterator[Tuple[cst.CSTNode, List[cst.CSTNode]]]:
+    """Every node below ``node`` (depth first) with its ancestors: ``path`` (ending in ``node``) and
+    the nodes in between. The ancestors are what ``Inference.kind_of`` takes as a stack."""
+    pending = [(child, path) for child in reversed(list(children(node)))]
+    while pending:
+        current, ancestors = pending.pop()
+        yield current, ancestors
+        inner = ancestors + [current]
+        pending.extend((child, inner) for child in reversed(list(children(current))))

@@ -11,7 +11,7 @@ import pytest
 from torchcopy_lint.verify.claims import CLAIMS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-CLAIM_ID = re.compile(r"`((?:TCL10\d|general)-[a-z0-9-]+)`")
+CLAIM_ID = re.compile(r"`((?:TCL1\d\d|general)-[a-z0-9-]+)`")
 PROOF_ROW = re.compile(r"^\| `(?P<id>[^`]+)` \| (?P<devices>[a-z, ]+) \| `(?P<test>[^`]+)` \|$", re.MULTILINE)
 RULES = sorted({c.rule for c in CLAIMS} - {"general"})
 BY_ID = {c.id: c for c in CLAIMS}

@@ -4,11 +4,12 @@ import re
 import subprocess
 import sys
 
+from torchcopy_lint.codes import RULE_CODES
 from torchcopy_lint.verify.claims import CLAIMS
 from torchcopy_lint.verify.core import ALL_DEVICES
 
 KNOWN_TAGS = {"hazard", "fix", "fix-caveat", "near-miss", "myth", "timing"}
-RULES = {"TCL101", "TCL102", "TCL103", "TCL104", "TCL105", "general"}
+RULES = {*RULE_CODES, "general"}
 
 
 def test_claim_ids_are_unique_and_prefixed_by_their_rule():

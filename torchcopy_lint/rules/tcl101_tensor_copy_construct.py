@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..codes import TRIGGERS
+from ..codes import KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
 from ..semantic import Kind
 from ._build import keyword, keyword_values, method
@@ -29,10 +29,8 @@ class TensorCopyConstruct(Rule):
         "use `.detach().clone()`"
     )
     triggers = TRIGGERS["TCL101"]  # in codes.py, importable without LibCST
-    # Also keep what the semantic model reads elsewhere in the file: functions annotated `-> Tensor` (their
-    # return statements may contradict it) and calls passing config fields (they may contradict a
-    # parameter's `torch.Tensor` annotation).
-    segment_triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\.",)
+    # Also keep what the semantic model reads elsewhere in the file (KIND_EVIDENCE).
+    segment_triggers = (r"(?<!\w)tensor\s*\(\s*[A-Za-z_(\-~]|" + KIND_EVIDENCE,)
     unprunable = r"\bimport\s*\(?[\w\s,\\]*\btensor\b"  # `tensor` under another name: calls can't be found by text
 
     VALID = [

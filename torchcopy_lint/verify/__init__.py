@@ -32,7 +32,7 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--json", action="store_true", help="print results as JSON instead of a table")
     parser.add_argument("--rule", action="append", metavar="CODE",
-                        help="only claims for this rule (TCL101..TCL105 or 'general'); repeatable")
+                        help="only claims for this rule (TCL101..TCL110 or 'general'); repeatable")
     parser.add_argument("--tag", action="append", metavar="TAG",
                         help="only claims with this tag (hazard, fix, fix-caveat, near-miss, myth, timing); repeatable")
     parser.add_argument("--claim", action="append", metavar="ID", help="only this claim id; repeatable")

@@ -17,6 +17,10 @@ from typing import Dict, List, Optional, Set
 from .support import copy_construct_warnings, recorded_warnings, shares_storage, tensor_differences
 
 ORACLE_MARKER = "# oracle: runnable"
+#: First line of a fixture whose (unsafe) fix deliberately changes behaviour: the variant must differ from the
+#: original in exactly the ways its ``# changes: <prefix>`` lines declare (see :func:`undeclared_changes`).
+BUG_FIX_MARKER = "# oracle: bug-fix"
+_CHANGES_PREFIX = "# changes: "
 #: Suffixes of the files that hold a fixture's rewritten forms, by fix mode.
 VARIANT_SUFFIXES = {"fixed": ".fixed.py", "unsafe": ".unsafe.py"}
 #: Rules whose diagnostics correspond one-to-one to torch's copy-construct warning.
@@ -53,16 +57,16 @@ def is_variant(path: Path) -> bool:
     return any(path.name.endswith(suffix) for suffix in VARIANT_SUFFIXES.values())
 
 
-def is_runnable(path: Path) -> bool:
+def is_runnable(path: Path, marker: str = ORACLE_MARKER) -> bool:
     with path.open(encoding="utf-8") as handle:
-        return handle.readline().strip() == ORACLE_MARKER
+        return handle.readline().strip() == marker
 
 
-def discover(fixtures_root: Path) -> List[FixtureCase]:
-    """Every runnable ``fixtures/TCL*/<case>.py`` with the variants that exist next to it."""
+def discover(fixtures_root: Path, marker: str = ORACLE_MARKER) -> List[FixtureCase]:
+    """Every ``fixtures/TCL*/<case>.py`` whose first line is ``marker``, with the variants next to it."""
     cases = []
     for original in sorted(fixtures_root.glob("TCL*/*.py")):
-        if is_variant(original) or not is_runnable(original):
+        if is_variant(original) or not is_runnable(original, marker):
             continue
         stem = original.name[: -len(".py")]
         variants = {
@@ -147,4 +151,24 @@ def check_case(case: FixtureCase, device: str, mode: Optional[str] = None) -> Li
         if variant.warning_lines:
             problems.append(f"{path.name}: still emits the copy-construct warning on lines {variant.warning_lines}")
         problems += [f"{path.name}: {p}" for p in run_differences(original, variant)]
+    return problems
+
+
+def declared_changes(case: FixtureCase) -> List[str]:
+    """The ``# changes: <prefix>`` lines of a bug-fix fixture: how its fix is meant to change the results."""
+    lines = case.original.read_text(encoding="utf-8").splitlines()
+    return [line[len(_CHANGES_PREFIX):].strip() for line in lines if line.startswith(_CHANGES_PREFIX)]
+
+
+def undeclared_changes(case: FixtureCase, device: str, mode: str) -> List[str]:
+    """Run a bug-fix fixture and its ``mode`` variant; every difference must start with a declared prefix
+    and every declared prefix must be observed. Returns what does not match (empty: the fix does exactly
+    what it says)."""
+    declared = declared_changes(case)
+    if not declared:
+        return [f"{case.name}: a bug-fix fixture declares no '# changes:' line"]
+    original = run_fixture(case.original, device)
+    differences = run_differences(original, run_fixture(case.variants[mode], device))
+    problems = [f"undeclared: {d}" for d in differences if not any(d.startswith(p) for p in declared)]
+    problems += [f"declared but not observed: {p}" for p in declared if not any(d.startswith(p) for d in differences)]
     return problems

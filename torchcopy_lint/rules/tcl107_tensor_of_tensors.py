@@ -1,0 +1,144 @@
+"""TCL107: ``torch.tensor([t1, t2, ...])`` of tensors instead of ``torch.stack``."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import libcst as cst
+
+from ..codes import KIND_EVIDENCE, TENSOR_ALIAS, TRIGGERS
+from ..diagnostics import Applicability
+from ..engine import Rule
+from ..semantic import Kind
+from ..walk import descendants_with_paths
+from ._build import keyword_values, method, strip_trailing_comma
+
+_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"})
+_SCOPE_BOUNDARIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class TensorOfTensors(Rule):
+    """``torch.tensor(L)`` (and ``torch.as_tensor(L)``) converts every element of a
+    list of tensors to a Python scalar: multi-element tensors raise ``ValueError``,
+    0-d tensors that require grad silently lose their graph (the result does not
+    require grad; torch only warns), and 1-element 1-d tensors give shape ``(n,)``
+    where ``torch.stack`` gives ``(n, 1)``. ``torch.stack(L)`` builds the tensor on
+    the device, keeps the graph and says what is meant.
+
+    Flagged: a list/tuple display whose every element is known to be a tensor, or a
+    local list bound once to ``[]`` and only ever filled with ``.append(<tensor>)``.
+    Anything else (``t.item()``, ``t.shape[0]``, numbers, unknown values) is left alone.
+    """
+
+    code = "TCL107"
+    name = "tensor-of-tensors"
+    message = (
+        "`torch.tensor()` of a list of tensors converts each one to a Python scalar: multi-element tensors "
+        "raise and 0-d tensors lose their graph; use `torch.stack()`"
+    )
+    triggers = TRIGGERS["TCL107"]  # in codes.py, importable without LibCST
+    # the call with a name (or a display starting with one) as its argument, and what kinds are read from
+    segment_triggers = (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + KIND_EVIDENCE,)
+    unprunable = TENSOR_ALIAS  # `tensor` under another name: calls can't be found by text
+
+    VALID = [
+        "import torch\nx = torch.tensor([1.0, 2.0])",
+        "import torch\na = torch.zeros(())\nx = torch.tensor([a.item(), 2.0])",
+        "import torch\na = torch.zeros(3)\nx = torch.tensor([a.shape[0], a.size(0), a.numel()])",
+        "import torch\ndef f(a, b):\n    return torch.tensor([a, b])",
+        "import torch\nlosses = []\nfor x in data:\n    losses.append(model(x).item())\ntorch.tensor(losses)",
+        "import torch\ndef f(x):\n    xs = []\n    xs.append(torch.zeros(()))\n    g(xs)\n    return torch.tensor(xs)",
+        "import torch\ndef f(n):\n    xs = [torch.zeros(())]\n    xs.append(n)\n    return torch.tensor(xs)",
+    ]
+    INVALID = [
+        "import torch\na, b = torch.zeros(()), torch.ones(())\nx = torch.tensor([a, b])",
+        "import torch as th\ndef f(a: th.Tensor, b: th.Tensor):\n    return th.as_tensor((a, b), dtype=th.float64)",
+        "import torch\nlosses = []\nfor x in data:\n    loss = torch.nn.functional.mse_loss(x, x)\n"
+        "    losses.append(loss)\ntorch.tensor(losses)",
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not node.args or self.context.qualified_name(node.func) not in _CONSTRUCTORS:
+            return
+        data = node.args[0]
+        if data.star or (data.keyword is not None and data.keyword.value != "data"):
+            return
+        value = data.value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            if self._all_tensors(value.elements):
+                self.report(node, replacement=self._replacement(node, data),
+                            applicability=Applicability.UNSAFE)
+        elif isinstance(value, cst.Name) and self._list_of_tensors(value, node):
+            # No fix: a list filled elsewhere may be empty, and torch.stack([]) raises.
+            self.report(node)
+
+    def _all_tensors(self, elements: Sequence[cst.BaseElement]) -> bool:
+        return bool(elements) and all(
+            not isinstance(el, cst.StarredElement) and self.context.kind_of(el.value) is Kind.TENSOR
+            for el in elements
+        )
+
+    def _list_of_tensors(self, name: cst.Name, call: cst.Call) -> bool:
+        """``name`` is a local list, bound once to a display of known tensors, and every other use of it in
+        its scope is ``name.append(<known tensor>)``, ``len(name)`` or this call."""
+        stack = self.context.stack
+        index = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], (cst.FunctionDef, cst.Module))),
+                     None)
+        if index is None:
+            return False
+        scope = stack[index]
+        bindings = 0
+        for node, path in descendants_with_paths(scope, list(stack[: index + 1])):
+            if not isinstance(node, cst.Name) or node.value != name.value or node is name:
+                continue
+            if any(isinstance(p, _SCOPE_BOUNDARIES) for p in path[index + 1:]):
+                return False  # used by a nested function or class: not followed
+            use = _use_of(node, path)
+            statement = path[-1] if isinstance(path[-1], cst.AnnAssign) else path[-2]
+            if use == "binding" and self._binds_tensor_display(statement):
+                bindings += 1
+            elif use == "append" and self.context.semantic.kind_of(path[-2].args[0].value, path[:-1]) is Kind.TENSOR:
+                continue
+            elif use != "len":
+                return False
+        return bindings == 1
+
+    def _binds_tensor_display(self, statement: cst.CSTNode) -> bool:
+        """``name = []`` or ``name = [<known tensors>]`` (``statement`` is the Assign or AnnAssign)."""
+        value = getattr(statement, "value", None)
+        return isinstance(value, cst.List) and (not value.elements or self._all_tensors(value.elements))
+
+    def _replacement(self, node: cst.Call, data: cst.Arg) -> Optional[cst.BaseExpression]:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or self.context.qualified_name(func.value) != "torch" \
+                or data.keyword is not None:
+            return None
+        kwargs = keyword_values(node, ("dtype", "device"))
+        if kwargs is None:  # requires_grad=, pin_memory=, ...: no mechanical equivalent
+            return None
+        stacked = node.with_changes(func=func.with_changes(attr=cst.Name("stack")), args=[strip_trailing_comma(data)],
+                                    lpar=[], rpar=[])
+        if not kwargs:
+            return stacked.with_changes(lpar=node.lpar, rpar=node.rpar)
+        to_args = [*node.args[1:-1], strip_trailing_comma(node.args[-1])]
+        return method(stacked, "to", to_args).with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+def _use_of(name: cst.Name, path: List[cst.CSTNode]) -> str:
+    """How ``name`` (with ancestors ``path``) is used: 'binding' (``name = [...]``, alone on the left),
+    'append' (``name.append(x)``), 'len' (``len(name)``) or 'other'."""
+    parent = path[-1]
+    grand = path[-2] if len(path) >= 2 else None
+    if isinstance(parent, cst.AssignTarget) and parent.target is name and isinstance(grand, cst.Assign) \
+            and len(grand.targets) == 1:
+        return "binding"
+    if isinstance(parent, cst.AnnAssign) and parent.target is name and parent.value is not None:
+        return "binding"
+    if isinstance(parent, cst.Attribute) and parent.value is name and parent.attr.value == "append" \
+            and isinstance(grand, cst.Call) and grand.func is parent and len(grand.args) == 1 \
+            and grand.args[0].keyword is None and not grand.args[0].star:
+        return "append"
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and isinstance(grand.func, cst.Name) \
+            and grand.func.value == "len" and len(grand.args) == 1:
+        return "len"
+    return "other"

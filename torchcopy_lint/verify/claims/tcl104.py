@@ -1,0 +1,203 @@
+"""TCL104 claims: mutation through .data."""
+
+from __future__ import annotations
+
+from typing import Callable, List
+
+from ..core import Claim
+from ..support import INPLACE_ERROR, assert_same_tensor, shares_storage
+from .registry import registrar
+
+CLAIMS: List[Claim] = []
+claim = registrar(CLAIMS)
+
+
+def _data_add(p) -> None:
+    p.data.add_(1)  # noqa: TCL104
+
+
+def _data_copy(p) -> None:
+    p.data.copy_(p.detach() + 1)  # noqa: TCL104
+
+
+def _data_setitem(p) -> None:
+    p.data[0] = 10
+
+
+def _data_iadd(p) -> None:
+    p.data += 1
+
+
+def _detach_add(p) -> None:
+    p.detach().add_(1)
+
+
+def _detach_copy(p) -> None:
+    p.detach().copy_(p.detach() + 1)
+
+
+def _detach_setitem(p) -> None:
+    p.detach()[0] = 10
+
+
+def _no_grad_add(p) -> None:
+    import torch
+
+    with torch.no_grad():
+        p.add_(1)
+
+
+def _init_without_data(p) -> None:
+    import torch
+
+    torch.nn.init.constant_(p, 10.0)
+
+
+def _backward_after_write(device: str, write: Callable[[object], None]):
+    """Gradient of sum(p * p) at p = [1, 2, 3] when ``write`` runs between forward and backward."""
+    import torch
+
+    p = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    loss = (p * p).sum()  # saves p for backward
+    write(p)
+    loss.backward()
+    return p.grad.tolist()
+
+
+_SILENT_WRITES = (
+    ("add", "p.data.add_(1)", _data_add, [4.0, 6.0, 8.0]),
+    ("copy", "p.data.copy_(p + 1)", _data_copy, [4.0, 6.0, 8.0]),
+    ("setitem", "p.data[0] = 10", _data_setitem, [20.0, 4.0, 6.0]),
+    ("iadd", "p.data += 1", _data_iadd, [4.0, 6.0, 8.0]),
+)
+
+
+def _silent_write_check(write: Callable[[object], None], wrong_grad: List[float]) -> Callable[[str], None]:
+    def check(device: str) -> None:
+        grad = _backward_after_write(device, write)
+        assert grad == wrong_grad, f"grad is {grad}, expected the silently wrong {wrong_grad} (correct: [2, 4, 6])"
+
+    return check
+
+
+for _suffix, _code, _write, _wrong_grad in _SILENT_WRITES:
+    claim(f"TCL104-data-{_suffix}-corrupts-grad", "TCL104",
+          f"with a live graph, {_code} goes unnoticed: backward of sum(p*p) at p=[1,2,3] gives {_wrong_grad}, "
+          "not [2, 4, 6]",
+          tags={"hazard"})(_silent_write_check(_write, _wrong_grad))
+
+
+@claim("TCL104-tracked-writes-raise", "TCL104",
+       "the same writes through p.detach(), under torch.no_grad() or via nn.init (no .data) make backward raise "
+       "'modified by an inplace operation'",
+       tags={"hazard", "fix-caveat", "myth"})
+def _tcl104_tracked_writes_raise(device: str) -> None:
+    for write in (_detach_add, _detach_copy, _detach_setitem, _no_grad_add, _init_without_data):
+        try:
+            grad = _backward_after_write(device, write)
+        except RuntimeError as exc:
+            assert INPLACE_ERROR in str(exc), f"{write.__name__}: unexpected error {exc}"
+        else:
+            raise AssertionError(f"{write.__name__}: backward did not raise; grad {grad}")
+
+
+@claim("TCL104-no-graph-identical", "TCL104",
+       "with no live graph, writes through .data, .detach() and torch.no_grad() give bit-identical parameters",
+       tags={"fix"})
+def _tcl104_no_graph_identical(device: str) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    initial = torch.randn(4, 3, device=device)
+    grad = torch.randn(4, 3, device=device)
+    other = torch.randn(4, 3, device=device)
+
+    def update(view: Callable[[object], object], p) -> None:
+        view(p).add_(grad, alpha=-0.1)
+        view(p).mul_(0.9)
+        view(p)[0] = 1.0
+        view(p).clamp_(-1.0, 1.0)
+        view(p)[1].copy_(other[1])
+
+    def fresh():
+        p = initial.clone().requires_grad_(True)
+        (p * p).sum().backward()  # a graph that has come and gone, as after an optimizer step
+        return p
+
+    via_data, via_detach, via_no_grad = fresh(), fresh(), fresh()
+    update(lambda p: p.data, via_data)
+    update(lambda p: p.detach(), via_detach)
+    with torch.no_grad():
+        update(lambda p: p, via_no_grad)
+    for name, p in (("detach()", via_detach), ("no_grad", via_no_grad)):
+        assert_same_tensor(via_data, p, f".data vs {name}")
+
+
+@claim("TCL104-init-without-data", "TCL104",
+       "nn.init.*_(w) works on a leaf requiring grad and matches nn.init.*_(w.data) bit for bit, "
+       "so the fix may drop .data",
+       tags={"fix"})
+def _tcl104_init_without_data(device: str) -> None:
+    import torch
+    from torch.nn import init
+
+    initializers = {
+        "normal_": init.normal_,
+        "uniform_": init.uniform_,
+        "zeros_": init.zeros_,
+        "constant_": lambda w: init.constant_(w, 0.5),
+        "kaiming_uniform_": init.kaiming_uniform_,
+        "xavier_normal_": init.xavier_normal_,
+    }
+    for name, initialize in initializers.items():
+        results = []
+        for target in (lambda w: w.data, lambda w: w):
+            weight = torch.empty(4, 3, device=device, requires_grad=True)
+            torch.manual_seed(0)
+            initialize(target(weight))
+            results.append(weight)
+        via_data, direct = results
+        assert direct.is_leaf and direct.requires_grad, f"init.{name}(w) changed w's autograd state"
+        assert_same_tensor(via_data, direct, f"init.{name}(w.data) vs init.{name}(w)")
+
+
+@claim("TCL104-data-assign-rebinds", "TCL104",
+       "p.data = other makes p share other's storage and silently adopt its dtype and shape (no safe rewrite)",
+       tags={"hazard"})
+def _tcl104_data_assign_rebinds(device: str) -> None:
+    import torch
+
+    p = torch.zeros(3, device=device, requires_grad=True)
+    other = torch.ones(2, dtype=torch.float64, device=device)
+    p.data = other  # noqa: TCL104
+    assert shares_storage(p, other), "p does not share other's storage"
+    assert (p.dtype, tuple(p.shape)) == (torch.float64, (2,)), f"p is now {p.dtype} {tuple(p.shape)}"
+    assert p.requires_grad and p.is_leaf, "p lost its autograd state"
+    other.add_(1)
+    assert p.tolist() == [2.0, 2.0], "a write to other is not visible through p"
+
+
+@claim("TCL104-detached-metadata-ops", "TCL104",
+       "resize_/t_/set_ on p.detach() succeed (no error) and leave p's shape alone, exactly as through p.data",
+       tags={"myth", "fix"})
+def _tcl104_detached_metadata_ops(device: str) -> None:
+    import torch
+
+    operations = {
+        "resize_": lambda d: d.resize_(2),
+        "t_": lambda d: d.t_(),
+        "set_": lambda d: d.set_(torch.zeros(5, device=device)),
+    }
+    for name, operate in operations.items():
+        for view_name, view in ((".detach()", lambda p: p.detach()), (".data", lambda p: p.data)):
+            p = torch.arange(6.0, device=device).reshape(2, 3).requires_grad_()
+            operate(view(p))  # raises if the old "will trigger an error" note were true
+            assert tuple(p.shape) == (2, 3), f"p{view_name}.{name} changed p's shape to {tuple(p.shape)}"
+
+
+@claim("TCL104-data-read-alias", "TCL104",
+       "on CPU, p.data.cpu() is p's own storage: writing into what was 'read' silently corrupts the gradient",
+       devices=("cpu",), tags={"hazard"})
+def _tcl104_data_read_alias(device: str) -> None:
+    grad = _backward_after_write(device, lambda p: p.data.cpu().add_(1))
+    assert grad == [4.0, 6.0, 8.0], f"grad is {grad}"
