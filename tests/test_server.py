@@ -372,3 +372,17 @@ async def test_project_index_follows_other_files_changing_on_disk(client: Langua
     helpers.write_text("import torch\n\ndef make() -> torch.Tensor:\n    return torch.zeros(2)\n")
     doc.change(doc.text + "z = 1\n")
     await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101"])
+
+
+async def test_a_fix_that_rewrites_the_module_edits_only_the_changed_lines(client: LanguageClient, tmp_path):
+    text = ("import torch\n\nmodel = torch.nn.Linear(2, 2)\nbest = model.state_dict()\n"
+            "loss = model(torch.ones(2)).sum()\nloss.backward()\nmodel.load_state_dict(best)\n")
+    doc = Doc(client, tmp_path / "snap.py", text)
+    (found,) = await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL109"])
+    (fix,) = [a for a in await doc.actions(found.range, only=["quickfix"]) if a.title.startswith("Fix")]
+    assert fix.title == "Fix TCL109 (live-state-dict) (unsafe: may change behaviour)"
+    (edit,) = fix.edit.document_changes[0].edits
+    assert (edit.range.start.line, edit.range.end.line) == (0, 4)  # not the whole file: lines 1-4 change
+    doc.apply(fix.edit)
+    assert doc.text == "import copy\n" + text.replace("best = model.state_dict()", "best = copy.deepcopy(model.state_dict())")
+    await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)

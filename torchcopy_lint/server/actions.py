@@ -65,7 +65,7 @@ class ActionBuilder:
             return []
         out = []
         reported = [to_lsp(diagnostic, self.lines, self.codec)]
-        edit = fix_edit(diagnostic, self.lines, self.codec)
+        edit = fix_edit(diagnostic, self.text, self.codec)
         if edit is not None:
             safe = diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.SAFE
             out.append(lsp.CodeAction(title=fix_title(diagnostic), kind=QUICKFIX, diagnostics=reported,
@@ -89,5 +89,5 @@ class ActionBuilder:
             if chosen and (fix.start_line, fix.start_column) < (chosen[-1].fix.end_line, chosen[-1].fix.end_column):
                 continue
             chosen.append(d)
-        edits = [fix_edit(d, self.lines, self.codec) for d in chosen]
+        edits = [fix_edit(d, self.text, self.codec) for d in chosen]
         return self.fix_all([e for e in edits if e is not None]) if edits else None

@@ -62,21 +62,31 @@ def to_lsp(diagnostic: Diagnostic, lines: Sequence[str], codec: PositionCodec) -
     )
 
 
-def fix_edit(diagnostic: Diagnostic, lines: Sequence[str], codec: PositionCodec) -> Optional[lsp.TextEdit]:
+def fix_edit(diagnostic: Diagnostic, text: str, codec: PositionCodec) -> Optional[lsp.TextEdit]:
+    """The diagnostic's fix as one edit; a fix over several lines (TCL109 rewrites the module to add an
+    import) as the smallest run of changed lines, so that the editor keeps the rest."""
     fix = diagnostic.fix
     if fix is None:
         return None
-    return lsp.TextEdit(to_range(lines, codec, fix.start_line, fix.start_column, fix.end_line, fix.end_column),
-                        fix.content)
+    if fix.start_line == fix.end_line:
+        return lsp.TextEdit(to_range(split_lines(text), codec, fix.start_line, fix.start_column, fix.end_line,
+                                     fix.end_column), fix.content)
+    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def offset(line: int, column: int) -> int:
+        return starts[min(line, len(starts)) - 1] + column - 1
+
+    fixed = text[:offset(fix.start_line, fix.start_column)] + fix.content + text[offset(fix.end_line, fix.end_column):]
+    return whole_text_edit(text, fixed, codec)
 
 
 def fix_title(diagnostic: Diagnostic) -> str:
     """``Fix TCL103: use `x.detach().clone()` (safe)``: what the edit writes, and how far to trust it."""
     assert diagnostic.fix is not None
     content = " ".join(diagnostic.fix.content.split())
-    if len(content) > 60:
-        content = content[:57] + "..."
     label = "safe" if diagnostic.fix.applicability is Applicability.SAFE else "unsafe: may change behaviour"
+    if "\n" in diagnostic.fix.content.strip() or len(content) > 60:  # a whole block: name the rule instead
+        return f"Fix {diagnostic.code} ({rule_name(diagnostic.code) or 'rewrite'}) ({label})"
     return f"Fix {diagnostic.code}: use `{content}` ({label})"
 
 
