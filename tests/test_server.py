@@ -384,5 +384,6 @@ async def test_a_fix_that_rewrites_the_module_edits_only_the_changed_lines(clien
     (edit,) = fix.edit.document_changes[0].edits
     assert (edit.range.start.line, edit.range.end.line) == (0, 4)  # not the whole file: lines 1-4 change
     doc.apply(fix.edit)
-    assert doc.text == "import copy\n" + text.replace("best = model.state_dict()", "best = copy.deepcopy(model.state_dict())")
+    snapshot = "best = copy.deepcopy(model.state_dict())"
+    assert doc.text == "import copy\n" + text.replace("best = model.state_dict()", snapshot)
     await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)
