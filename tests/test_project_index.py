@@ -387,3 +387,35 @@ def test_every_file_is_read_once_per_process(det: Path, monkeypatch):
         index.function_return("utils.build.build")
         index.attribute_kind("utils.torch_utils.ModelEMA", "ema")
     assert reads and len(reads) == len(set(reads))
+
+
+def test_a_well_known_library_linted_as_the_project_consults_its_own_index(tmp_path: Path):
+    """``timm`` names skip the index in user code (NON_PROJECT_ROOTS), but not in timm itself."""
+    from torchcopy_lint.engine import lint_source
+    from torchcopy_lint.rules import ALL_RULES
+
+    train = (
+        "import copy\n"
+        "{imp}\n\n\n"
+        "def fit(loader, opt):\n"
+        "    model = Mlp()\n"
+        "    for x in loader:\n"
+        "        model(x).sum().backward()\n"
+        "        opt.step()\n"
+        "        best = copy.deepcopy(model)\n"
+        "    return best\n"
+    )
+    files = {
+        "pyproject.toml": "[project]\nname = 'timm'\n",
+        "timm/__init__.py": "",
+        "timm/layers.py": "import torch.nn as nn\n\n\nclass Mlp(nn.Module):\n    pass\n",
+        "timm/train.py": train.format(imp="from .layers import Mlp"),
+        "timm/train_absolute.py": train.format(imp="from timm.layers import Mlp"),
+    }
+    root = write_tree(tmp_path / "timm-src", files)
+    for name in ("train.py", "train_absolute.py"):
+        path = root / "timm" / name
+        found = lint_source(path.read_bytes(), str(path), ALL_RULES)
+        assert [d.code for d in found] == ["TCL105"], name
+    user = write_tree(tmp_path / "user", {"pyproject.toml": "", "train.py": files["timm/train_absolute.py"]})
+    assert lint_source((user / "train.py").read_bytes(), str(user / "train.py"), ALL_RULES) == []

@@ -262,3 +262,97 @@ def test_records_know_their_fields():
         node, stack = _reads(module, name)[-1]
         value = model.value_of(node, stack)
         assert (value.kind, value.fields) == (Kind.RECORD, fields), name
+
+
+def test_module_returning_torch_functions():
+    src = """
+    import torch
+    import torch.nn as nn
+    def f(x):
+        return x
+    m = torch.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    c = torch.compile(nn.Linear(2, 2))
+    g = torch.compile(f)
+    use(m, c, g)
+    """
+    assert _value_at(src, "m").kind is Kind.MODULE
+    assert _value_at(src, "c").kind is Kind.MODULE
+    assert _value_at(src, "g").kind is Kind.UNKNOWN  # a compiled function is not a module
+
+
+def test_a_value_or_none_is_the_value():
+    src = """
+    import torch.nn as nn
+    ema = nn.Linear(2, 2) if rank == 0 else None
+    opts = None if rank else {"lr": 1}
+    none = None if rank else None
+    use(ema, opts, none)
+    """
+    assert _value_at(src, "ema").kind is Kind.MODULE
+    assert _value_at(src, "opts").kind is Kind.MAPPING
+    assert _value_at(src, "none").kind is Kind.NOT_TENSOR
+    assert _value_at(src.replace("else None", "else [1]"), "ema").kind is Kind.UNKNOWN
+
+
+def test_the_module_a_parallel_wrapper_holds():
+    src = """
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    model = nn.Sequential()
+    if ddp:
+        model = DDP(model)
+    elif dp:
+        model = nn.DataParallel(model)
+    use(model.module, DDP(model).module, nn.Linear(2, 2).module)
+    """
+    model, module = _model(src)
+    call = module.body[-1].body[0].value
+    args = [a.value for a in call.args]
+    stack = [module, module.body[-1], module.body[-1].body[0], call]
+    kinds = [model.value_of(a, stack + [a]).kind for a in args]
+    assert kinds == [Kind.MODULE, Kind.MODULE, Kind.UNKNOWN]  # a Linear's `.module` is whatever was set
+
+
+def test_a_walrus_in_a_loop_body_reaches_reads_at_the_loop_head():
+    src = """
+    import torch
+    x = 0
+    for i in range(3):
+        use(x)
+        if (x := torch.zeros(2)) is not None:
+            pass
+        f = lambda: (x := 1)
+    """
+    model, module = _model(src)
+    node, stack = _reads(module, "x")[0]
+    hows = sorted(b.value.__class__.__name__ for b in model.reaching(node, stack))
+    assert hows == ["Call", "Integer"]  # the lambda's walrus binds in the lambda
+    assert model.value_of(node, stack).kind is Kind.UNKNOWN  # a number or a tensor
+
+
+def test_a_function_nested_in_a_method_sees_the_class_attributes_through_self():
+    src = """
+    import torch
+    class Trainer:
+        def __init__(self):
+            self.buf = torch.zeros(2)
+        def run(self):
+            def inner():
+                return self.buf
+            def shadowed(self):
+                return self.buf
+            return inner, shadowed
+    """
+    model, module = _model(src)
+    found = []
+
+    def walk(node, stack):
+        stack = stack + [node]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value == "buf" \
+                and isinstance(stack[-2], cst.Return):
+            found.append(model.value_of(node, stack).kind)
+        for child in children(node):
+            walk(child, stack)
+
+    walk(module, [])
+    assert found == [Kind.TENSOR, Kind.UNKNOWN]  # `shadowed` binds its own `self`

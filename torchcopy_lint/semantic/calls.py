@@ -49,6 +49,11 @@ class Calls:
                 return Value(Kind.TENSOR_LIST)  # a tuple of tensors
             if q in v.MODULE_WRAPPERS and call.args and not call.args[0].star:
                 return self.evaluator.value(call.args[0].value, depth + 1)  # the module it was given
+            if q in v.MODULE_FUNCTIONS:
+                return Value(Kind.MODULE)
+            if q in v.MODULE_IF_MODULE_FUNCTIONS and call.args and not call.args[0].star:
+                given = self.evaluator.value(call.args[0].value, depth + 1)
+                return Value(Kind.MODULE) if given is not None and given.kind is Kind.MODULE else UNKNOWN
             if q in v.TENSOR_CLASSES:
                 return PARAMETER if last == "Parameter" else TENSOR
             if len(parts) == 2 and last in v.TORCH_TENSOR_FUNCTIONS:
@@ -62,7 +67,7 @@ class Calls:
             if q.startswith("torch.optim.") and last[:1].isupper():
                 return NOT_TENSOR if "lr_scheduler" in parts or "swa_utils" in parts else Value(Kind.OPTIMIZER, q)
             return None
-        if root in v.NON_PROJECT_ROOTS:
+        if self.model.outside_project(q):
             return None
         return self.project(q, call, depth)
 

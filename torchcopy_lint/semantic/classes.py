@@ -92,7 +92,7 @@ class Classes:
         local = self.local_class(expr)
         if local is not None:
             return self.instance(local)
-        if q is not None and q.split(".")[0] not in v.NON_PROJECT_ROOTS and self.model.project is not None:
+        if q is not None and not self.model.outside_project(q) and self.model.project is not None:
             index = self.model.project
             kind = index.module_class_kind(index.resolve(q) or q)
             if kind == "module":
@@ -233,7 +233,10 @@ class Classes:
 
     def self_attribute_of_read(self, read, depth: int) -> Optional[Value]:
         head, _, attr = read.key.partition(".")
-        owner = read.scope.flow.owner_class
+        scope = read.scope.flow
+        while scope.owner_class is None and head not in scope.bindings and scope.parent is not None:
+            scope = scope.parent.flow  # a function nested in a method sees the method's `self`
+        owner = scope.owner_class
         if head != "self" or "." in attr or owner is None:
             return None
         return self.self_attribute(owner, attr)

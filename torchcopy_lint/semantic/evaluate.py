@@ -77,10 +77,17 @@ class Evaluator:
         if isinstance(e, cst.UnaryOperation):
             return NOT_TENSOR if isinstance(e.operator, cst.Not) else self.value(e.expression, depth + 1)
         if isinstance(e, cst.IfExp):
-            return join([self.value(e.body, depth + 1), self.value(e.orelse, depth + 1)])
+            return self.optional(e, depth)
         if isinstance(e, cst.NamedExpr):
             return self.value(e.value, depth + 1)
         return UNKNOWN
+
+    def optional(self, e: cst.IfExp, depth: int) -> Optional[Value]:
+        """``X if c else None`` is X's value: every question a rule asks (is this a tensor whose
+        copy is a hazard, a module being deep-copied, a tensor written through ``.data``) is
+        about what happens when the value is not None; with None the code raises or does nothing."""
+        branches = [b for b in (e.body, e.orelse) if not (isinstance(b, cst.Name) and b.value == "None")]
+        return join([self.value(b, depth + 1) for b in branches]) if branches else NOT_TENSOR
 
     def read_value(self, read, depth: int) -> Optional[Value]:
         if read.fact is not None:
@@ -299,6 +306,8 @@ class Evaluator:
             return PARAMETER
         if base.kind is Kind.MODULE and attr in ("running_mean", "running_var"):
             return TENSOR  # batch-norm buffers
+        if base.kind is Kind.MODULE and attr == "module" and (base.cls is None or base.cls in v.MODULE_HOLDERS):
+            return Value(Kind.MODULE)  # the module a DataParallel/DDP wrapper (or an unknown mix of them) holds
         if base.kind in (Kind.MODULE, Kind.RECORD) and base.cls is not None:
             return self.model.classes.attribute_of_class(base.cls, attr, depth)
         return UNKNOWN

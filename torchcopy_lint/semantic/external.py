@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .vocabulary import MODULE_FUNCTIONS  # noqa: F401  (shared with the per-file model)
+
 LIGHTNING_MODULES = frozenset([
     "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
     "pytorch_lightning.core.module.LightningModule", "lightning.LightningModule",
@@ -62,8 +64,6 @@ NOT_TENSOR_FUNCTIONS = frozenset(
     builtins.format""".split()
 )
 COPY_FUNCTIONS = frozenset(["copy.deepcopy", "copy.copy"])
-MODULE_FUNCTIONS = frozenset(["torch.nn.SyncBatchNorm.convert_sync_batchnorm"])
-"""Functions that return a module whatever they are given (they convert one module into another)."""
 
 
 def class_kind(qualified: str) -> Optional[str]:

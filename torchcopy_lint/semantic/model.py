@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from ..imports import ImportMap, dotted_name
-from ..walk import block_paths
+from ..walk import block_paths, descendants
 from .calls import Calls
 from .classes import Classes
 from .evaluate import Evaluator
@@ -24,6 +24,7 @@ from .syntax import all_params, buffer_key, target_keys
 from .guards import Guards
 from .kinds import UNKNOWN, Kind, Value, join, known
 from .scopes import Binding, Loop, Read, Scope, State
+from . import vocabulary as v
 
 _SCOPES = (cst.FunctionDef, cst.Module)
 
@@ -33,6 +34,8 @@ class SemanticModel:
         self.module = module
         self.imports = imports
         self.project = project
+        own = getattr(project, "module_name", None) or ""
+        self.own_package = own.split(".")[0]  # linting timm itself: timm.* names are the project's
         self.reads: Dict[int, Read] = {}
         self.loops: Dict[int, Loop] = {}
         self.class_scopes: Dict[int, Scope] = {}
@@ -42,12 +45,19 @@ class SemanticModel:
         self._function_scopes: Dict[int, Optional[Scope]] = {}
         self._module_scope: Optional[Scope] = None
         self._bound: Dict[int, Set[str]] = {}
+        self._has_walrus: Optional[bool] = None
         self._flat: Dict[int, Tuple[Binding, ...]] = {}
         self._reads_of: Dict[int, Dict[int, List[Read]]] = {}
         self.guards = Guards(self)
         self.evaluator = Evaluator(self)
         self.classes = Classes(self)
         self.calls = Calls(self)
+
+    def outside_project(self, qualified: str) -> bool:
+        """Whether ``qualified`` names a well-known library the index need not be asked about
+        (``vocabulary.NON_PROJECT_ROOTS``), unless that library is the project being linted."""
+        root = qualified.split(".")[0]
+        return root in v.NON_PROJECT_ROOTS and root != self.own_package
 
     # --- scopes ----------------------------------------------------------------------------------
 
@@ -87,6 +97,19 @@ class SemanticModel:
             if isinstance(node, cst.FunctionDef):
                 self.function_scope(node)
 
+    def _walrus_bound(self, stmt: cst.CSTNode) -> Set[str]:
+        """Names that ``(name := ...)`` binds anywhere in ``stmt`` (a comprehension's walrus binds in
+        the enclosing scope; functions, classes and lambdas are other scopes). Skipped, at the cost of
+        one look at the text, in the files that have no walrus at all."""
+        if self._has_walrus is None:
+            self._has_walrus = ":=" in self.module.code
+        scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+        if not self._has_walrus or isinstance(stmt, scopes):
+            return set()
+        scopes = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+        return {n.target.value for n in descendants(stmt, stop=lambda n: isinstance(n, scopes))
+                if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name)}
+
     def bound_keys(self, suite: cst.CSTNode) -> Set[str]:
         """Names and chains a block of statements binds (nested scopes excluded), memoized."""
         found = self._bound.get(id(suite))
@@ -98,7 +121,7 @@ class SemanticModel:
         return found
 
     def _stmt_bound(self, stmt: cst.CSTNode) -> Set[str]:
-        found: Set[str] = set()
+        found = self._walrus_bound(stmt)
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in stmt.body:
                 if isinstance(small, cst.Assign):

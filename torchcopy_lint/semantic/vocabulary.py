@@ -123,3 +123,14 @@ MODULE_WRAPPERS = frozenset(
      "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal"]
 )
 """Functions that return the module they are given (with parameters added or replaced)."""
+MODULE_FUNCTIONS = frozenset(["torch.nn.SyncBatchNorm.convert_sync_batchnorm"])
+"""Functions that return a module whatever module they are given (they convert one into another)."""
+MODULE_HOLDERS = frozenset(
+    ["torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+     "torch.nn.parallel.distributed.DistributedDataParallel"]
+)
+"""Module classes whose ``.module`` is the module they wrap."""
+MODULE_IF_MODULE_FUNCTIONS = frozenset(["torch.compile"])
+"""Functions that return a module (``torch.compile``: an ``OptimizedModule`` wrapping it) when given a
+module, and something else (a compiled function) otherwise. ``torch.jit.script`` is left out: a
+``ScriptModule`` is copied by its own ``__deepcopy__``, another story than an eager module's."""
