@@ -1,6 +1,8 @@
 """The result cache (like ``.ruff_cache``): diagnostics keyed by file content.
 
-Key = hash(file bytes, tool version, enabled codes). A result that consulted the
+Key = hash(file bytes, tool build, enabled codes), where the build is the version
+plus the size and mtime of the package's own modules (``build_fingerprint``): an
+edited checkout (an editable install) never answers from results of older code. A result that consulted the
 project index is kept under that key plus the file's path (``located_key``: the same
 content elsewhere belongs to another project), with the files it depended on (by
 digest); it is valid only while they are unchanged (``dependencies_current``, each
@@ -57,9 +59,27 @@ def dependencies_current(uses: Dict[str, str], digests: Dict[str, str]) -> bool:
     return True
 
 
+_BUILD: List[str] = []
+
+
+def build_fingerprint() -> str:
+    """The version plus the size and mtime of every module of the package (computed once per process)."""
+    if not _BUILD:
+        package = os.path.dirname(os.path.abspath(__file__))
+        digest = hashlib.blake2b(__version__.encode(), digest_size=8)
+        for root, dirs, files in os.walk(package):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    stat = os.stat(os.path.join(root, name))
+                    digest.update(f"{os.path.relpath(os.path.join(root, name), package)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+        _BUILD.append(digest.hexdigest())
+    return _BUILD[0]
+
+
 def cache_key(content: bytes, codes: FrozenSet[str]) -> str:
     digest = hashlib.blake2b(content, digest_size=16)
-    digest.update(("\0" + __version__ + "\0" + ",".join(sorted(codes))).encode())
+    digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes))).encode())
     return digest.hexdigest()
 
 
