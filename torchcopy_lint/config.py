@@ -282,3 +282,8 @@ def settings_for(path: str) -> Settings:
     modification time: for front ends that see one file at a time (flake8, the server)."""
     pyproject = find_pyproject(path)
     return _cached_settings(pyproject, _mtime(pyproject))
+
+
+def forget_config_locations() -> None:
+    """Look for pyproject.toml files afresh (one was created, deleted or given a table): for the server."""
+    _find_pyproject_from.cache_clear()
