@@ -51,8 +51,10 @@ PACKAGES: Dict[str, str] = {
 """PyPI name -> pinned version (pure-Python wheels)."""
 
 GIT_REPOS: Dict[str, str] = {
-    "Lightning-AI/lit-gpt": "3cf6493cdc7c90c72c5a5bf12d07490cf798327f",
-    "WongKinYiu/yolov7": "a207844b1ce82d204ab36d87d496728d3d2348e7",
+    "BatsResearch/labelmodels": "04e8890f78721a8f2686e75a5e0ef959690bacf3",
+    "CCIIPLab/GCE-GNN": "212575302e42d64b8cf0b9ffe1b71b0db398d5be",
+    "CRIPAC-DIG/SR-GNN": "e21cfa431f74c25ae6e4ae9261deefe11d1cb488",
+    "CRIPAC-DIG/TAGNN": "475e0f2c70108224b41532868765dda5c5aa696a",
     "dragen1860/MAML-Pytorch": "98a00d41724c133bd29619a2fb2cc46dd128a368",
     "eriklindernoren/PyTorch-GAN": "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
     "facebookresearch/deit": "7e160fe43f0252d17191b71cbb5826254114ea5b",
@@ -60,16 +62,26 @@ GIT_REPOS: Dict[str, str] = {
     "facebookresearch/dino": "7c446df5b9f45747937fb0d72314eb9f7b66930a",
     "facebookresearch/mae": "efb2a8062c206524e35e47d04501ed4f544c0ae8",
     "huggingface/pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
+    "hunkim/PyTorchZeroToAll": "e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289",
     "jindongwang/transferlearning": "f951df1188858f6eb561b89e37deb93295ff1c82",
     "karpathy/minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
     "karpathy/nanoGPT": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
     "kuangliu/pytorch-cifar": "49b7aa97b0c12fe0d4054e670403a16b6b834ddd",
+    "L1aoXingyu/pytorch-beginner": "a57dd7ea35c9965a41f4963dee62d38884f92a65",
     "learnables/learn2learn": "db5cee3795490071282bbdfa81179ef732349196",
+    "Lightning-AI/lit-gpt": "3cf6493cdc7c90c72c5a5bf12d07490cf798327f",
     "lucidrains/denoising-diffusion-pytorch": "faed4db28e724735323fa91c70aa9b28a6e1cbac",
     "lucidrains/ema-pytorch": "72d498dc544bd43f7ebe963cc8533021dde44f88",
     "openai/improved-diffusion": "1bc7bbbdc414d83d4abf2ad8cc1446dc36c4e4d5",
     "pytorch/examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+    "samuelyu2002/ImVisible": "a463a0a2b17fec7cd40d35558e43d78a338eb769",
+    "Spandan-Madan/Pytorch_fine_tuning_Tutorial": "4699392d7287745e4bc79568421b488c50c1e4b8",
+    "spro/practical-pytorch": "c520c52e68e945d88fff563dba1c028b6ec0197b",
     "ultralytics/yolov5": "5081342f04fb287fc2e5f2b5a4e06752b7937b1c",
+    "WenjieDu/PyPOTS": "95d0ae9c1bad2027c2d822a24b80940e8760be86",
+    "WongKinYiu/yolov7": "a207844b1ce82d204ab36d87d496728d3d2348e7",
+    "xiaxin1998/COTREC": "ccf215b97d9033418455ab1e9c167fe9c4ad6206",
+    "xiaxin1998/DHCN": "b39ec892f8beabe2923a996bd00ae49169a6ce3a",
     "yunjey/pytorch-tutorial": "0500d3df5a2a8080ccfccbc00aca0eacc21818db",
 }
 """GitHub owner/name -> pinned commit (read from a local mirror, see ``fetch_git``)."""
@@ -192,6 +204,8 @@ def fetch_git(repo: str, commit: str, dest: Path, mirror_dir: Path) -> Optional[
     if (target / MARKER).exists():
         return target
     gitdir = mirror_dir / repo.replace("/", "+") / "repo"
+    if (gitdir / ".git").is_dir():  # some snapshots arrive as a work tree with its .git inside
+        gitdir = gitdir / ".git"
     if not gitdir.is_dir():
         print(f"{repo}@{commit}: no mirror at {gitdir}: skipped", file=sys.stderr)
         return None

@@ -77,9 +77,9 @@ def build_fingerprint() -> str:
     return _BUILD[0]
 
 
-def cache_key(content: bytes, codes: FrozenSet[str]) -> str:
+def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False) -> str:
     digest = hashlib.blake2b(content, digest_size=16)
-    digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes))).encode())
+    digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes)) + ("\0ipynb" if notebook else "")).encode())
     return digest.hexdigest()
 
 

@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="torchcopy-lint",
         description="Find and fix PyTorch tensor/model copy hazards. Commands: `check PATHS` (the default), "
-        "`rule CODE` explains a rule, `verify` checks every rule's claim against the installed torch.",
+        "`rule CODE` explains a rule, `verify` checks every rule's claim against the installed torch, `server` "
+        "runs the language server (LSP over stdio).",
     )
     p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin")
     sel = p.add_argument_group("rule selection (comma-separated codes or prefixes, or ALL)")
@@ -265,12 +266,20 @@ def verify(argv: Sequence[str]) -> int:
     return verify_main(list(argv))
 
 
+def server(argv: Sequence[str]) -> int:
+    """``torchcopy-lint server``: the language server (LSP over stdio; the ``server`` extra)."""
+    from .server import main as server_main
+
+    return server_main(argv)
+
+
 # A first argument that names a command runs it; anything else is `check`'s (so
 # `torchcopy-lint src/` keeps working). A directory named like a command: `check rule/`.
 SUBCOMMANDS: Dict[str, Callable[[Sequence[str]], int]] = {
     "check": check,
     "rule": explain,
     "verify": verify,
+    "server": server,
 }
 
 

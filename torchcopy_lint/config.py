@@ -25,6 +25,7 @@ __all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".torchcopy_lint_cache", "build", "dist", "node_modules", "site-packages", ".eggs",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of notebooks
 )
 
 
@@ -281,3 +282,8 @@ def settings_for(path: str) -> Settings:
     modification time: for front ends that see one file at a time (flake8, the server)."""
     pyproject = find_pyproject(path)
     return _cached_settings(pyproject, _mtime(pyproject))
+
+
+def forget_config_locations() -> None:
+    """Look for pyproject.toml files afresh (one was created, deleted or given a table): for the server."""
+    _find_pyproject_from.cache_clear()

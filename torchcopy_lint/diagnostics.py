@@ -46,7 +46,11 @@ class Fix:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding. Lines and columns are 1-based; the end is exclusive."""
+    """One finding. Lines and columns are 1-based; the end is exclusive.
+
+    In a notebook, ``cell`` is the 1-based cell number (counting every cell, as ruff
+    does) and the lines and columns, the fix's too, are inside that cell.
+    """
 
     path: str
     line: int
@@ -56,10 +60,16 @@ class Diagnostic:
     code: str
     message: str
     fix: Optional[Fix] = None
+    cell: Optional[int] = None
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
+
+    @property
+    def location(self) -> str:
+        """``path`` or ``path:cell N``: what precedes ``:line:column`` in text output."""
+        return self.path if self.cell is None else f"{self.path}:cell {self.cell}"
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -71,6 +81,7 @@ class Diagnostic:
             "code": self.code,
             "message": self.message,
             "fix": self.fix.to_json() if self.fix else None,
+            "cell": self.cell,
         }
 
     @classmethod
@@ -85,6 +96,7 @@ class Diagnostic:
             code=data["code"],
             message=data["message"],
             fix=Fix.from_json(fix) if fix else None,
+            cell=data.get("cell"),
         )
 
 

@@ -21,7 +21,7 @@ def format_text(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> str:
     lines = []
     for d in diagnostics:
         marker = " [*]" if fixable(d, unsafe) else ""
-        lines.append(f"{d.path}:{d.line}:{d.column}: {d.code}{marker} {d.message}")
+        lines.append(f"{d.location}:{d.line}:{d.column}: {d.code}{marker} {d.message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -43,10 +43,12 @@ def format_github(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> st
     """GitHub Actions workflow commands: inline annotations on pull requests."""
     out = []
     for d in diagnostics:
-        props = {"title": f"torchcopy-lint ({d.code})", "file": d.path, "line": d.line, "col": d.column,
-                 "endLine": d.end_line, "endColumn": d.end_column}
+        props = {"title": f"torchcopy-lint ({d.code})", "file": d.path}
+        if d.cell is None:  # the lines of a notebook cell are not lines of the .ipynb file: the message names them
+            props.update({"line": d.line, "col": d.column, "endLine": d.end_line, "endColumn": d.end_column})
+        prefix = "" if d.cell is None else f"cell {d.cell}:{d.line}:{d.column}: "
         prop_text = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
-        out.append(f"::{severity(d.code)} {prop_text}::{escape_data(d.code + ' ' + d.message)}\n")
+        out.append(f"::{severity(d.code)} {prop_text}::{escape_data(prefix + d.code + ' ' + d.message)}\n")
     return "".join(out)
 
 

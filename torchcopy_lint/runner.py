@@ -25,6 +25,7 @@ from .codes import may_match
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, read_source
+from .notebook import is_notebook
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
@@ -59,9 +60,12 @@ class RunReport:
         return sum(f.fixed for f in self.files)
 
 
+LINTED_SUFFIXES = (".py", ".ipynb")  # Jupyter notebooks too, as ruff does
+
+
 def discover(paths: Sequence[str], settings: Settings) -> List[str]:
-    """Python files under ``paths``: directories recurse over ``*.py`` minus excludes; files given by name are
-    kept (unless ``force-exclude`` excludes them or a directory above them)."""
+    """Files under ``paths``: directories recurse over ``*.py``/``*.ipynb`` minus excludes; files given by name
+    are kept (unless ``force-exclude`` excludes them or a directory above them)."""
     found: List[str] = []
     seen = set()
     for path in paths:
@@ -72,7 +76,7 @@ def discover(paths: Sequence[str], settings: Settings) -> List[str]:
                 dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if name.endswith(".py") and not settings.is_excluded(full) and full not in seen:
+                    if name.endswith(LINTED_SUFFIXES) and not settings.is_excluded(full) and full not in seen:
                         seen.add(full)
                         found.append(full)
         elif path not in seen:
@@ -105,7 +109,12 @@ def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
     return [problem] if problem is not None else []
 
 
-def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None) -> List[Diagnostic]:
+def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
+                notebook: bool = False) -> List[Diagnostic]:
+    if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
+        from .notebook import lint_notebook
+
+        return lint_notebook(content, path, _rule_types(codes), project=project)
     if not may_match_any(content, codes):
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
@@ -127,6 +136,7 @@ class Job:
     cache: bool = False  # whether the parent wants the cache key of what was linted
     origin: Optional[str] = None  # where stdin's content belongs (--stdin-filename): gives its project
     summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
+    notebook: bool = False  # a Jupyter notebook (.ipynb): see notebook/
 
 
 def _project_index(job: Job):
@@ -154,27 +164,30 @@ def process(job: Job) -> FileReport:
 
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
-    key = cache_key(content, job.codes) if job.cache else ""
-    project = _project_index(job) if may_match_any(content, job.codes) else None
-    diagnostics = _lint_bytes(content, job.path, job.codes, project)
+    key = cache_key(content, job.codes, job.notebook) if job.cache else ""
+    project = _project_index(job) if job.notebook or may_match_any(content, job.codes) else None
+    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
     from .fixer import FixError, fix_source, write_atomically
     from .precheck import call_with_deep_stack
 
+    fix, diff = fix_source, unified_diff
+    if job.notebook:
+        from .notebook import fix_notebook as fix, notebook_diff as diff
     try:
-        result = call_with_deep_stack(fix_source, content, _rule_types(job.codes), job.unsafe)
+        result = call_with_deep_stack(fix, content, _rule_types(job.codes), job.unsafe)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
-    remaining = _lint_bytes(result.source, job.path, job.codes, project)
+    remaining = _lint_bytes(result.source, job.path, job.codes, project, job.notebook)
     report = FileReport(job.path, remaining, fixed=result.applied,
                         content=result.source if job.path == "-" else None,
                         fixed_codes=_fixed_codes(diagnostics, remaining))
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
-        report.diff = unified_diff(job.path, content, result.source)
+        report.diff = diff(job.path, content, result.source)
         report.key = key
         report.uses = project.dependencies() if project is not None else {}
     elif job.path != "-" and result.source != content:
@@ -254,7 +267,8 @@ def _lint_isolated(jobs: List[Job], workers: int, timeout: Optional[float], bar:
 
     if sys.platform.startswith("linux"):
         _rule_types(frozenset())  # import the engine once here: forked workers (and their replacements) inherit it
-    heavy = [_size(job.path) > BIG_FILE if job.content is None else len(job.content) > BIG_FILE for job in jobs]
+    heavy = [not job.notebook  # a notebook's bytes are mostly outputs
+             and (_size(job.path) if job.content is None else len(job.content)) > BIG_FILE for job in jobs]
     order = sorted(range(len(jobs)), key=lambda i: not heavy[i])  # big files first (stable)
     ordered = [jobs[i] for i in order]
     return run_isolated(ordered, process, workers=workers, on_failure=failed, timeout=timeout,
@@ -272,8 +286,9 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
         origin = name if name not in ("-", "<stdin>") else None
-        if may_match_any(content, codes):
-            job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir)
+        notebook = is_notebook(name)
+        if notebook or may_match_any(content, codes):
+            job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir, notebook=notebook)
             result = _lint_isolated([job], 1, timeout, Progress(1, False))[0]
         else:  # no rule can match: no worker, no parse
             result = FileReport("-", _undecodable("-", content), content=content)
@@ -289,6 +304,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
     for path in files:
         codes = settings.codes_for(path, ALL_CODES)
+        notebook = is_notebook(path)
         try:
             content: Optional[bytes] = read_source(path)
         except NotRegularFile as error:
@@ -296,7 +312,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             continue
         except OSError:
             content = None  # the worker reports it
-        key = cache_key(content, codes) if cache is not None and content is not None else ""
+        key = cache_key(content, codes, notebook) if cache is not None and content is not None else ""
         entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
         if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
             entry = None  # a module its result consulted changed
@@ -306,12 +322,12 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
             if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
                 report.files.append(FileReport(path, diagnostics))
                 continue
-        if content is not None and not may_match_any(content, codes):
+        if content is not None and not notebook and not may_match_any(content, codes):
             # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
             results.append(FileReport(path, _undecodable(path, content), key=key))
             continue
         pending.append(Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
-                           summary_cache=cache_dir))
+                           summary_cache=cache_dir, notebook=notebook))
 
     bar = Progress(len(files), progress)
     bar.advance(len(files) - len(pending))

@@ -52,21 +52,28 @@ def artifact_location(path: str) -> Dict[str, str]:
     return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
 
 
+def _result(d: Diagnostic, rule_index: int) -> Dict[str, Any]:
+    """One result. A notebook cell's lines are not lines of the .ipynb file: such a result has no
+    region; its message and ``properties`` name the cell, line and column instead."""
+    location: Dict[str, Any] = {"artifactLocation": artifact_location(d.path)}
+    message = d.message
+    extra: Dict[str, Any] = {}
+    if d.cell is None:
+        location["region"] = {"startLine": d.line, "startColumn": d.column,
+                              "endLine": max(d.end_line, d.line), "endColumn": max(d.end_column, 1)}
+    else:
+        message = f"cell {d.cell}:{d.line}:{d.column}: {message}"
+        extra["properties"] = {"cell": d.cell, "line": d.line, "column": d.column,
+                               "endLine": d.end_line, "endColumn": d.end_column}
+    return {"ruleId": d.code, "ruleIndex": rule_index, "level": severity(d.code), "message": {"text": message},
+            "locations": [{"physicalLocation": location}], **extra}
+
+
 def sarif_log(diagnostics: Sequence[Diagnostic]) -> Dict[str, Any]:
     codes: List[str] = list(ALL_CODES)
     codes += sorted({d.code for d in diagnostics} - set(codes))  # never a result without its rule
     index = {code: i for i, code in enumerate(codes)}
-    results = [{
-        "ruleId": d.code,
-        "ruleIndex": index[d.code],
-        "level": severity(d.code),
-        "message": {"text": d.message},
-        "locations": [{"physicalLocation": {
-            "artifactLocation": artifact_location(d.path),
-            "region": {"startLine": d.line, "startColumn": d.column,
-                       "endLine": max(d.end_line, d.line), "endColumn": max(d.end_column, 1)},
-        }}],
-    } for d in diagnostics]
+    results = [_result(d, index[d.code]) for d in diagnostics]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
