@@ -128,7 +128,7 @@ def test_fix_cells_changes_only_the_fixed_lines():
              (3, "def f(:\n"), (5, "    z = x.clone().detach()  # indented\n")]
     texts, applied = fix_cells(cells, RULES)
     assert applied == 2
-    assert texts == ["import torch\nx = torch.randn(3)", "%%time\n!nvidia-smi\ny = (x\n     .detach().clone())\n!ls",
+    assert texts == ["import torch\nx = torch.randn(3)", "%%time\n!nvidia-smi\ny = (x.detach()\n     .clone())\n!ls",
                      "def f(:\n", "    z = x.detach().clone()  # indented\n"]
     assert fix_cells(list(zip((1, 2, 3, 5), texts)), RULES) == (texts, 0)
 
