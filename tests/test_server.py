@@ -321,7 +321,6 @@ async def test_shutdown_and_exit():
 
 
 async def test_notebook_broken_cell_does_not_hide_the_others(client: LanguageClient, tmp_path):
-    pytest.importorskip("torchcopy_lint.notebook")  # the CLI's cell mapping (notebooks branch)
     path = tmp_path / "broken.ipynb"
     sources = ["import torch\nx = torch.randn(3)\n", "y = (\n", "!pip list\nz = x.clone().detach()\n"]
     cells = open_notebook(client, path, sources, [CODE, CODE, CODE])

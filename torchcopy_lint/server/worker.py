@@ -223,12 +223,8 @@ def files_changed(paths: Sequence[str]) -> None:
 
 def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List[Tuple[int, Diagnostic]]:
     """A notebook's code cells, linted as one program: (cell index, diagnostic in the cell's lines)."""
-    try:
-        from ..notebook import lint_cells_with  # the CLI's mapping: IPython syntax, broken cells
-    except ImportError:
-        from .notebooks import lint_cells as lint_joined
+    from ..notebook import lint_cells_with  # the CLI's mapping: IPython syntax, broken cells
 
-        return lint_joined(cells, path, codes, lint_text)
     _refresh_project()
     found = lint_cells_with(list(enumerate(cells)), path, lambda source, name: _lint(source, name, codes))
     return [(d.cell, dataclasses.replace(d, cell=None)) for d in found]
@@ -236,11 +232,8 @@ def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List
 
 def fix_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> Optional[List[str]]:
     """The cells' texts after ``--fix`` on the notebook; None when nothing changes or it cannot be fixed."""
-    try:
-        from ..notebook import fix_cells as fix
-    except ImportError:
-        return None
     from ..fixer import FixError
+    from ..notebook import fix_cells as fix
 
     try:
         texts, applied = fix(list(enumerate(cells)), _rule_types(codes), unsafe=False, path=path)
