@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -88,8 +88,8 @@ class TensorOfTensors(Rule):
             return False
         scope = stack[index]
         bindings = 0
-        for node, path in descendants_with_paths(scope, list(stack[: index + 1])):
-            if not isinstance(node, cst.Name) or node.value != name.value or node is name:
+        for node, path in self._names_in(scope, stack[: index + 1]).get(name.value, ()):
+            if node is name:
                 continue
             if any(isinstance(p, _SCOPE_BOUNDARIES) for p in path[index + 1:]):
                 return False  # used by a nested function or class: not followed
@@ -102,6 +102,19 @@ class TensorOfTensors(Rule):
             elif use != "len":
                 return False
         return bindings == 1
+
+    def _names_in(self, scope: cst.CSTNode, scope_path: Sequence[cst.CSTNode]
+                  ) -> Dict[str, List[Tuple[cst.Name, List[cst.CSTNode]]]]:
+        """Every name below ``scope`` with its ancestors, by identifier: one walk per scope and file, so
+        that many ``torch.tensor(name)`` calls in one scope cost linear time, not quadratic."""
+        cache = self.__dict__.setdefault("_names_by_scope", {})
+        found = cache.get(id(scope))
+        if found is None:
+            found = cache[id(scope)] = {}
+            for node, path in descendants_with_paths(scope, list(scope_path)):
+                if isinstance(node, cst.Name):
+                    found.setdefault(node.value, []).append((node, path))
+        return found
 
     def _binds_tensor_display(self, statement: cst.CSTNode) -> bool:
         """``name = []`` or ``name = [<known tensors>]`` (``statement`` is the Assign or AnnAssign)."""
