@@ -181,3 +181,15 @@ def test_readme_select_ignore_example_does_something(tmp_path, cli):
     for flag, value in zip(example[::2], example[1::2]):
         alone = codes(cli("--isolated", "--no-cache", "-q", flag, value, str(path)))
         assert alone != selected, f"{flag} {value} alone gives the same result: the other flag does nothing"
+
+
+def test_noqa_line_is_the_add_noqa_edit_of_one_line():
+    """The editor's "disable for this line" (server) and ``--add-noqa`` share add_noqa.noqa_line."""
+    from torchcopy_lint.add_noqa import noqa_line
+
+    text = 's = "# noqa: E1"; y = t.clone().detach()\nz = t.clone().detach()  # noqa:E501\nw = 1  # noqa\nq = "a\\\n"\n'
+    assert noqa_line(text, 1, ["TCL103"]) == 's = "# noqa: E1"; y = t.clone().detach()  # noqa: TCL103'  # not inside the string
+    assert noqa_line(text, 2, ["TCL103"]) == "z = t.clone().detach()  # noqa: E501, TCL103"
+    assert noqa_line(text, 3, ["TCL103"]) is None  # a bare noqa already silences every code
+    assert noqa_line(text, 4, ["TCL103"]) is None  # ends inside a string continued by a backslash
+    assert noqa_line("x = (\n", 1, ["TCL103"]) is None  # does not tokenize

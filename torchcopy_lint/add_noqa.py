@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .noqa import NOQA_RE, noqa_codes
 
@@ -51,6 +51,41 @@ def _directive(codes: Iterable[str]) -> str:
     return "# noqa: " + ", ".join(codes)
 
 
+def _suppressed(content: str, codes: Iterable[str]) -> bool:
+    existing = noqa_codes(content)
+    return existing is not None and (not existing or all(any(c.startswith(e) for e in existing) for c in codes))
+
+
+def _with_directive(content: str, codes: Iterable[str], comment: Optional[Tuple[int, str]]) -> str:
+    """``content`` with ``codes`` merged into its noqa comment, or a new ``# noqa: ...`` at its end."""
+    match = NOQA_RE.search(comment[1]) if comment else None
+    if comment is not None and match is not None:
+        kept = [c for c in re.split(r"[,\s]+", match.group("codes") or "") if c]
+        merged = kept + sorted(c for c in codes if c not in kept)
+        column, old = comment
+        new_comment = old[:match.start()] + _directive(merged) + old[match.end():]
+        return content[:column] + new_comment + content[column + len(old):]
+    return content.rstrip(" \t") + "  " + _directive(sorted(codes))
+
+
+def noqa_line(text: str, number: int, codes: Iterable[str]) -> Optional[str]:
+    """Line ``number`` (1-based, without its ending) with ``codes`` added to its noqa directive, as
+    ``--add-noqa`` writes it (the editor's "disable for this line"); None when the line is already
+    suppressed for them, cannot take a comment (inside a string, after a backslash) or the text does
+    not tokenize."""
+    lines = _split_lines(text)
+    if not 0 < number <= len(lines):
+        return None
+    try:
+        rows, comments = _commentable_lines(text)
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    content = lines[number - 1][0]
+    if _suppressed(content, codes) or number not in rows:
+        return None
+    return _with_directive(content, codes, comments.get(number))
+
+
 def add_noqa_to_source(source: bytes, codes_by_line: Dict[int, Set[str]]) -> NoqaResult:
     """``source`` with a noqa directive for ``codes_by_line`` (1-based lines). Raises SyntaxError or
     UnicodeDecodeError for a file that does not tokenize."""
@@ -63,23 +98,12 @@ def add_noqa_to_source(source: bytes, codes_by_line: Dict[int, Set[str]]) -> Noq
         if not 0 < number <= len(lines):
             continue
         content, ending = lines[number - 1]
-        existing = noqa_codes(content)
-        if existing is not None and (not existing or all(any(c.startswith(e) for e in existing) for c in codes)):
-            continue  # already suppressed
+        if _suppressed(content, codes):
+            continue
         if number not in rows:
             result.skipped.append(number)
             continue
-        comment = comments.get(number)
-        match = NOQA_RE.search(comment[1]) if comment else None
-        if comment is not None and match is not None:
-            kept = [c for c in re.split(r"[,\s]+", match.group("codes") or "") if c]
-            merged = kept + sorted(c for c in codes if c not in kept)
-            column, old = comment
-            new_comment = old[:match.start()] + _directive(merged) + old[match.end():]
-            content = content[:column] + new_comment + content[column + len(old):]
-        else:
-            content = content.rstrip(" \t") + "  " + _directive(sorted(codes))
-        lines[number - 1] = (content, ending)
+        lines[number - 1] = (_with_directive(content, codes, comments.get(number)), ending)
         result.added += 1
     if result.added:
         new_text = "".join(content + ending for content, ending in lines)

@@ -7,9 +7,7 @@ another): pygls's position codec converts, given the document's lines.
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from typing import List, Optional, Sequence
 
 from lsprotocol import types as lsp
@@ -17,7 +15,6 @@ from pygls.workspace.position_codec import PositionCodec
 
 from .. import codes
 from ..diagnostics import Applicability, Diagnostic
-from ..noqa import NOQA_RE
 from ..ruledocs import doc_uri, rule_name
 
 SOURCE = "torchcopy-lint"
@@ -111,49 +108,17 @@ def whole_text_edit(before: str, after: str, codec: PositionCodec) -> lsp.TextEd
 
 # --- "disable TCLxxx for this line" ---------------------------------------------------------------
 
-def _unsafe_comment_lines(text: str) -> Optional[set]:
-    """0-based lines at whose end a comment cannot go: inside a multi-line string, after a backslash.
-
-    None when the text does not tokenize (then no line is offered the action)."""
-    blocked = set()
-    fstring_start = getattr(tokenize, "FSTRING_START", None)  # Python 3.12+ tokenizes f-strings in parts
-    fstring_end = getattr(tokenize, "FSTRING_END", None)
-    open_fstrings: List[int] = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == fstring_start:
-                open_fstrings.append(token.start[0])
-            elif token.type == fstring_end and open_fstrings:
-                blocked.update(range(open_fstrings.pop() - 1, token.end[0] - 1))
-            elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
-                blocked.update(range(token.start[0] - 1, token.end[0] - 1))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    for index, line in enumerate(split_lines(text)):
-        if line.rstrip().endswith("\\"):
-            blocked.add(index)
-    return blocked
-
-
 def noqa_edit(text: str, line: int, code: str, codec: PositionCodec) -> Optional[lsp.TextEdit]:
-    """An edit adding ``code`` to the ``# noqa`` of ``line`` (1-based), or adding the comment.
+    """An edit adding ``code`` to the ``# noqa`` of ``line`` (1-based), or adding the comment, exactly as
+    ``--add-noqa`` does (add_noqa.noqa_line). None where the line is already suppressed or a comment
+    cannot be added without changing the program (the line ends inside a string or after a backslash)."""
+    from ..add_noqa import noqa_line
 
-    None where a comment cannot be added without changing the program (the line ends
-    inside a string or continues with a backslash)."""
+    new = noqa_line(text, line, [code])
+    if new is None:
+        return None
     lines = split_lines(text)
     index = line - 1
-    if not 0 <= index < len(lines):
-        return None
-    blocked = _unsafe_comment_lines(text)
-    if blocked is None or index in blocked:
-        return None
-    current = lines[index]
-    match = NOQA_RE.search(current)
-    if match is not None and match.group("codes"):
-        at, insert = match.end("codes"), f", {code}"
-    elif match is not None:  # a bare noqa already silences every code
-        return None
-    else:
-        at, insert = len(current.rstrip()), f"  # noqa: {code}"
-    position = codec.position_to_client_units(lines, lsp.Position(index, at))
-    return lsp.TextEdit(lsp.Range(position, position), insert)
+    start = lsp.Position(index, 0)
+    end = codec.position_to_client_units(lines, lsp.Position(index, len(lines[index])))
+    return lsp.TextEdit(lsp.Range(start, end), new)
