@@ -110,12 +110,13 @@ def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
 
 
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
-                notebook: bool = False) -> List[Diagnostic]:
+                notebook: bool = False, triggered: Optional[bool] = None) -> List[Diagnostic]:
+    """``triggered``: the prefilter's answer for ``content`` when the caller already has it."""
     if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
         from .notebook import lint_notebook
 
         return lint_notebook(content, path, _rule_types(codes), project=project)
-    if not may_match_any(content, codes):
+    if not (may_match_any(content, codes) if triggered is None else triggered):
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
@@ -165,8 +166,9 @@ def process(job: Job) -> FileReport:
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = cache_key(content, job.codes, job.notebook) if job.cache else ""
-    project = _project_index(job) if job.notebook or may_match_any(content, job.codes) else None
-    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook)
+    triggered = job.notebook or may_match_any(content, job.codes)
+    project = _project_index(job) if triggered else None
+    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, triggered)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
