@@ -46,8 +46,16 @@ class Failure:
         self.detail = detail
 
 
+def _interrupted(signum: int, frame: Any) -> None:
+    """The first Ctrl-C stops the worker's job; later ones (the terminal's and the parent's
+    both arrive) are ignored, so none can break the worker's clean exit with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def _serve(conn: Connection, handle: Callable[[Any], Any], initializer: Optional[Callable[[], None]]) -> None:
     """A worker's loop: answer ``(index, job)`` with ``(index, True, result)`` until told to stop."""
+    signal.signal(signal.SIGINT, _interrupted)
     try:
         if initializer is not None:
             initializer()
@@ -63,7 +71,10 @@ def _serve(conn: Connection, handle: Callable[[Any], Any], initializer: Optional
     except (KeyboardInterrupt, EOFError, BrokenPipeError):
         pass
     finally:
-        conn.close()
+        try:
+            conn.close()
+        except BaseException:  # a signal landing here must not print a traceback either
+            pass
     # exit without running atexit handlers inherited from the parent (fork)
     os._exit(0)
 
