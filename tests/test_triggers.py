@@ -3,9 +3,12 @@ stay silent on near-misses, and cannot backtrack for long on hostile text."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from torchcopy_lint.codes import may_match
+from _support import ROOT, fixture_inputs
+from torchcopy_lint.codes import TRIGGERS, alternatives, compile_trigger, may_match
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 
@@ -55,3 +58,31 @@ def test_near_misses_stay_out(code, snippet):
 def test_hostile_text_fails_to_match_without_runaway_backtracking(code, hostile):
     # Each gap is matched one way only, so these fail in milliseconds (an ambiguous gap would not finish).
     assert not may_match(code, hostile) and not may_match(code, hostile.encode())
+
+
+def test_alternatives_split_only_at_the_top_level():
+    assert alternatives(r"a[|(]b|(c|d)|\|e") == [r"a[|(]b", "(c|d)", r"\|e"]
+    assert alternatives(r"[]|]x|[^]|]y|z") == ["[]|]x", "[^]|]y", "z"]
+    assert alternatives(r"(?m)^a|b") == ["(?m)^a", "(?m)b"]
+    assert alternatives("abc") == ["abc"]
+
+
+def _patterns():
+    found = [t for triggers in TRIGGERS.values() for t in triggers]
+    for rule in ALL_RULES:
+        found += list(rule.segment_triggers or ()) + ([rule.unprunable] if rule.unprunable else [])
+    return found
+
+
+def test_a_trigger_searched_by_its_alternatives_finds_what_the_whole_regex_finds():
+    texts = [p.read_bytes() for p in fixture_inputs() + sorted((ROOT / "examples").glob("*.py"))]
+    texts += [s.encode() for ss in list(SPLIT.values()) + list(NEAR_MISSES.values()) for s in ss]
+    for pattern in _patterns():
+        parts = alternatives(pattern)
+        if not pattern.startswith("(?"):
+            assert "|".join(parts) == pattern
+        whole, split = re.compile(pattern.encode()), compile_trigger(pattern, True)
+        assert len(split.patterns) == len(parts)
+        for text in texts:
+            assert bool(whole.search(text)) == split.search(text), (pattern, text[:200])
+            assert bool(re.search(pattern, text.decode())) == compile_trigger(pattern, False).search(text.decode())

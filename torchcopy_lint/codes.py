@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, List, Tuple, Union
 
 #: What may sit between two tokens of one expression: whitespace and newlines, comments and line
 #: continuations (`f(  # note` + newline + `x)`). A comment runs to the end of its line, so every
@@ -30,46 +30,68 @@ def call_of(names: str) -> str:
     return names + GAP + r"\("
 
 
+def word(name: str) -> str:
+    r"""``\bname`` (``name`` starts a word), written literal-first as ``name(?<!\wname)``.
+
+    Speed: a regex that starts with a literal is scanned for at C speed; one that starts with ``\b``,
+    a lookbehind or a character class is tried at every position of the file (~10x slower), and every
+    rule's triggers run on every file. For the same reason a trigger's top-level alternatives are
+    searched one by one (``alternatives``): each starts with its own literal."""
+    return name + r"(?<!\w" + name + ")"
+
+
 #: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
 #: (not a literal list, number or string), with any GAP around the parenthesis.
-TENSOR_OF_NAME = r"(?<!\w)tensor" + GAP + r"\(" + GAP + r"(?:[A-Za-z_(\-~]|[^\x00-\x7f])"
+TENSOR_OF_NAME = word("tensor") + GAP + r"\(" + GAP + r"(?:[A-Za-z_(\-~]|[^\x00-\x7f])"
 #: TCL101's alias: `tensor` imported (maybe under another name), comments allowed in the import list.
-TENSOR_IMPORT = r"\bimport\s*\(?(?:[\w\s,\\]|#[^\r\n]*(?![^\r\n]))*\btensor\b"
+TENSOR_IMPORT = word("import") + r"\s*\(?(?:[\w\s,\\]|#[^\r\n]*(?![^\r\n]))*\btensor\b"
 #: Text that shows `copy.copy` may be called under another name: calls then can't be found by text.
-COPY_ALIAS = r"\bfrom\s+copy\s+import\s*(?:\([\w\s,]*?|(?:[\w \t,]|\\\r?\n)*?)(?<!\w)copy\b|\bimport\s+copy\s+as\b"
+COPY_ALIAS = (word("from") + r"\s+copy\s+import\s*(?:\([\w\s,]*?|(?:[\w \t,]|\\\r?\n)*?)(?<!\w)copy\b|"
+              + word("import") + r"\s+copy\s+as\b")
 #: Text that shows `torch.tensor`/`torch.as_tensor` may be called under another name.
-TENSOR_ALIAS = r"\bimport\s*\(?[\w\s,\\]*\b(?:as_)?tensor\b"
+TENSOR_ALIAS = word("import") + r"\s*\(?[\w\s,\\]*\b(?:as_)?tensor\b"
+#: TCL107's call: `tensor(`/`as_tensor(` (``\b(?:as_)?tensor``) whose argument starts with a name,
+#: perhaps inside `[`/`(`.
+TENSORS_CALL = (r"tensor(?:(?<!\wtensor)|(?<=as_tensor)(?<!\was_tensor))"
+                r"\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]")
+#: TCL108's call.
+COPY_CALL = word("copy") + r"\s*\.\s*copy\s*\("
+#: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
+STEP_CALL = word("backward") + r"\s*\(|" + word("step") + r"\s*\("
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
-KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.(?:config|cfg)\."
+KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
-    "TCL102": (call_of(r"\bnew_tensor"),),
-    "TCL103": (r"\bclone\b", r"\bdetach\b"),
+    "TCL102": (call_of(word("new_tensor")),),
+    "TCL103": (word("clone") + r"\b", word("detach") + r"\b"),
     # `.data` followed by an in-place method, a subscript or an assignment; or `.data` passed to `f_(`.
-    "TCL104": (DOT + "data" + GAP + r"(?:\)" + GAP + r")*"
+    # (The first trigger, `.data`, is implied by the second: it only makes the check cheap.)
+    "TCL104": (DOT + "data",
+               DOT + "data" + GAP + r"(?:\)" + GAP + r")*"
                r"(?:" + DOT + call_of(r"\w+_") + r"|\[|=[^=]|(?:\*\*|//|>>|<<|[-+*/@%&|^])=)"
-               r"|" + call_of(r"\w_") + r"[^()]*?" + DOT + "data" + GAP + "[,)]",),
+               r"|" + call_of(r"_(?<=\w_)") + r"[^()]*?" + DOT + "data" + GAP + "[,)]",),
     # only training code is checked
-    "TCL105": (r"\bdeepcopy\b", call_of(r"\b(?:backward|step)")),
+    "TCL105": (word("deepcopy") + r"\b", call_of(word("backward")) + "|" + call_of(word("step"))),
     # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses
     # may come between), or one of the three imported under another name.
     "TCL106": (r"\.\s*copy_\s*\(",
-               r"_like\s*\([^()]*\)[\s)]*(?:#[^\n]*[\s)]*)*\.\s*copy_\s*\(|\b(?:empty|zeros|ones)_like\s+as\b"),
+               r"_like\s*\([^()]*\)[\s)]*(?:#[^\n]*[\s)]*)*\.\s*copy_\s*\(|"
+               + "|".join(word(name) + r"_like\s+as\b" for name in ("empty", "zeros", "ones"))),
     # `tensor(`/`as_tensor(` whose argument starts with a name (perhaps inside `[`/`(`), or an import of either.
-    "TCL107": (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + TENSOR_ALIAS,),
+    "TCL107": (TENSORS_CALL + "|" + TENSOR_ALIAS,),
     # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
-    "TCL108": (r"\bcopy\s*\.\s*copy\s*\(|" + COPY_ALIAS,),
+    "TCL108": (COPY_CALL + "|" + COPY_ALIAS,),
     # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
-    "TCL109": (r"\bstate_dict\s*\(", r"\b(?:backward|step)\s*\("),
+    "TCL109": (word("state_dict") + r"\s*\(", STEP_CALL),
     # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows), and an accumulation:
     # `+=`, `.append(` or `name + name`.
     "TCL110": (r"\.\s*backward\s*\(",
                r"(?m)(?:^|[^\w.)\]\s])\s*\(?\s*[A-Za-z_]\w*\s*\)?\s*\.\s*backward\s*\(",
-               r"\+=|\bappend\s*\(|\w\s*\+\s*\w"),
+               r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
 }
 
 RULE_CODES = tuple(TRIGGERS)
@@ -102,14 +124,69 @@ def severity(code: str) -> str:
     return "error" if code in META_CODES else "warning"
 
 
+_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+
+
+def alternatives(pattern: str) -> List[str]:
+    """``pattern`` split at its top-level ``|`` (not inside a group or a character class).
+
+    The regex matches somewhere in a text if and only if one of its alternatives does; each is
+    searched on its own, from its own literal (see ``word``). Leading global flags go with each."""
+    flags = _FLAGS.match(pattern)
+    prefix = flags.group() if flags else ""
+    body = pattern[len(prefix):]
+    parts: List[str] = []
+    depth, start, i, in_class = 0, 0, 0, False
+    while i < len(body):
+        char = body[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 2 if body.startswith("^]", i + 1) else 1 if body.startswith("]", i + 1) else 0  # a leading ] is literal
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(prefix + body[start:i])
+            start = i + 1
+        i += 1
+    parts.append(prefix + body[start:])
+    return parts
+
+
+class Trigger:
+    """A compiled trigger: ``search`` tells whether it occurs in a text (str or bytes, as compiled)."""
+
+    def __init__(self, pattern: str, as_bytes: bool) -> None:
+        self.patterns = tuple(re.compile(p.encode() if as_bytes else p) for p in alternatives(pattern))
+
+    def search(self, text: Union[str, bytes]) -> bool:
+        return any(p.search(text) for p in self.patterns)  # type: ignore[arg-type]
+
+
 @lru_cache(maxsize=None)
-def _compiled(code: str, as_bytes: bool):
-    return tuple(re.compile(t.encode() if as_bytes else t) for t in TRIGGERS[code])
+def compile_trigger(pattern: str, as_bytes: bool) -> Trigger:
+    return Trigger(pattern, as_bytes)
+
+
+@lru_cache(maxsize=None)
+def _compiled(code: str, as_bytes: bool) -> Tuple[Trigger, ...]:
+    return tuple(compile_trigger(t, as_bytes) for t in TRIGGERS[code])
 
 
 def may_match(code: str, source: Union[str, bytes]) -> bool:
     """The prefilter of one rule: False means it cannot report anything in ``source``."""
-    return all(p.search(source) for p in _compiled(code, isinstance(source, bytes)))  # type: ignore[arg-type]
+    return all(t.search(source) for t in _compiled(code, isinstance(source, bytes)))
+
+
+def active_codes(source: Union[str, bytes], codes: Iterable[str] = RULE_CODES) -> FrozenSet[str]:
+    """The prefilter's answer for a file: the codes among ``codes`` whose rule may report in ``source``."""
+    return frozenset(code for code in codes if may_match(code, source))
 
 
 def may_match_any(source: Union[str, bytes]) -> bool:

@@ -10,10 +10,10 @@ positions are computed only for files that produced a violation.
 from __future__ import annotations
 
 import gc
-import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
@@ -114,24 +114,8 @@ class Rule:
     segment_triggers: ClassVar[Optional[Tuple[str, ...]]] = None
     unprunable: ClassVar[Optional[str]] = None
 
-    _compiled: ClassVar[Optional[tuple]] = None
-
     def __init__(self, context: FileContext) -> None:
         self.context = context
-
-    @classmethod
-    def _pruning_patterns(cls, source: Source) -> Tuple[Tuple["re.Pattern", ...], Optional["re.Pattern"]]:
-        """The compiled ``segment_triggers`` and ``unprunable`` (for text or bytes, like ``source``)."""
-        compiled = cls.__dict__.get("_compiled")
-        if compiled is None:
-            segments = cls.segment_triggers or cls.triggers
-            unprunable = (re.compile(cls.unprunable), re.compile(cls.unprunable.encode())) if cls.unprunable else (None, None)
-            compiled = cls._compiled = (
-                (tuple(re.compile(t) for t in segments), tuple(re.compile(t.encode()) for t in segments)),
-                unprunable,
-            )
-        index = 1 if isinstance(source, bytes) else 0
-        return compiled[0][index], compiled[1][index]
 
     @classmethod
     def may_match(cls, source: Source) -> bool:
@@ -141,11 +125,11 @@ class Rule:
     @classmethod
     def may_match_segment(cls, segment: bytes) -> bool:
         """Whether a top-level def/class (or literal element) may hold something this rule reports."""
-        return all(p.search(segment) for p in cls._pruning_patterns(segment)[0])
+        return all(p.search(segment) for p in _pruning_patterns(cls, isinstance(segment, bytes))[0])
 
     @classmethod
     def allows_pruning(cls, source: bytes) -> bool:
-        unprunable = cls._pruning_patterns(source)[1]
+        unprunable = _pruning_patterns(cls, isinstance(source, bytes))[1]
         return unprunable is None or not unprunable.search(source)
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, *,
@@ -155,6 +139,13 @@ class Rule:
         if replacement is not None:
             fix = NodeFix(target if target is not None else node, replacement, applicability)
         self.context.violations.append(Violation(self.code, node, message or self.message, fix))
+
+
+@lru_cache(maxsize=None)
+def _pruning_patterns(rule: Type[Rule], as_bytes: bool) -> Tuple[Tuple[codes.Trigger, ...], Optional[codes.Trigger]]:
+    """A rule's compiled ``segment_triggers`` (default: its triggers) and ``unprunable``."""
+    segments = tuple(codes.compile_trigger(t, as_bytes) for t in rule.segment_triggers or rule.triggers)
+    return segments, codes.compile_trigger(rule.unprunable, as_bytes) if rule.unprunable else None
 
 
 # --- traversal -----------------------------------------------------------------------------------
@@ -327,18 +318,19 @@ def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
 
 
 def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True,
-                project: Optional[ProjectIndex] = None) -> List[Diagnostic]:
+                project: Optional[ProjectIndex] = None, prefiltered: bool = False) -> List[Diagnostic]:
     """All diagnostics for one file's source. Never raises for bad input: it reports TCL001.
 
     A file Python cannot decode is reported even when no rule could match it; the parse
     and the rules run on a thread with a deep stack (precheck.py). ``project`` is the file's
     project index (default: found from ``path``); pass one to read afterwards which other
-    files the result depended on (``project.dependencies()``).
+    files the result depended on (``project.dependencies()``). ``prefiltered``: every rule
+    of ``rule_types`` passed the prefilter on ``source`` already (the runner ran it once).
     """
     problem = decode_diagnostic(path, source) if isinstance(source, bytes) else None
     if problem is not None:
         return [problem]
-    active = [r for r in rule_types if r.may_match(source)]
+    active = list(rule_types) if prefiltered else [r for r in rule_types if r.may_match(source)]
     if not active:
         return []
     if project is None:

@@ -27,7 +27,7 @@ import sys
 import time
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, TypeVar
 
 from .files import remove_temp_files
 
@@ -126,38 +126,60 @@ def _context() -> Any:
     return multiprocessing.get_context()
 
 
-def run_isolated(jobs: Sequence[J], handle: Callable[[J], R], *, workers: int,
+def run_isolated(jobs: Iterable[J], handle: Callable[[J], R], *, workers: int,
                  on_failure: Callable[[J, Failure], R], timeout: Optional[float] = None,
-                 heavy: Optional[Sequence[bool]] = None, paths: Optional[Sequence[str]] = None,
+                 heavy: Callable[[J], bool] = lambda job: False,
+                 path: Callable[[J], Optional[str]] = lambda job: None,
                  initializer: Optional[Callable[[], None]] = None,
                  progress: Callable[[int], None] = lambda n: None) -> List[R]:
     """``handle(job)`` for every job, in worker processes; results in the order of ``jobs``.
 
-    A job whose worker died or ran past ``timeout`` seconds gets ``on_failure(job, Failure)``
-    instead. At most one ``heavy`` job (a big file) is in flight at a time, so that two
-    workers never hold a big parse each. ``paths[i]`` is the file job ``i`` may write: after
-    a worker is killed, its temporary files beside that file are removed.
+    ``jobs`` is consumed as workers need work, so a caller's generator can read and filter files
+    while the first ones are linted; a worker is started when there is a job for it. A job whose
+    worker died or ran past ``timeout`` seconds gets ``on_failure(job, Failure)`` instead. At most
+    one ``heavy`` job (a big file) is in flight at a time, so that two workers never hold a big parse
+    each. ``path(job)`` is the file the job may write: after a worker is killed, its temporary files
+    beside that file are removed.
     """
+    source = iter(jobs)
+    taken: Dict[int, J] = {}  # jobs pulled from ``source`` and not answered yet
+    is_heavy: Dict[int, bool] = {}
     results: Dict[int, R] = {}
-    todo: Deque[int] = deque(range(len(jobs)))
-    heavy = heavy or [False] * len(jobs)
+    todo: Deque[int] = deque()  # taken, not handed to a worker (or handed back by a dead one)
+    exhausted = False
     context = _context()
     pool: List[_Worker] = []
-    try:
-        pool = [_Worker(context, handle, initializer) for _ in range(max(1, min(workers, len(jobs))))]
-    except OSError:  # no process to be had: run here, unprotected from crashes but not from exceptions
-        for worker in pool:
-            worker.kill()
-        out = [handle(job) for job in jobs]
-        progress(len(out))
-        return out
+
+    def take() -> bool:
+        """Pull the next job from ``source`` into ``todo``; False when there is none."""
+        nonlocal exhausted
+        if exhausted:
+            return False
+        job = next(source, _END)
+        if job is _END:
+            exhausted = True
+            return False
+        index = len(is_heavy)
+        taken[index] = job  # type: ignore[assignment]
+        is_heavy[index] = heavy(job)  # type: ignore[arg-type]
+        todo.append(index)
+        return True
+
+    def answer(index: int, result: R) -> None:
+        results[index] = result
+        del taken[index]  # its content is no longer needed
+        progress(1)
 
     def next_job(worker: _Worker) -> bool:
-        busy_heavy = any(heavy[i] for w in pool for i in w.inflight)
+        busy_heavy = any(is_heavy[i] for w in pool for i in w.inflight)
         for position, index in enumerate(todo):
-            if not heavy[index] or not busy_heavy:
+            if not is_heavy[index] or not busy_heavy:
                 del todo[position]
-                worker.send(index, jobs[index])
+                worker.send(index, taken[index])
+                return True
+        while take():  # every job taken is a heavy one waiting: look further
+            if not is_heavy[todo[-1]] or not busy_heavy:
+                worker.send(todo[-1], taken[todo.pop()])
                 return True
         return False
 
@@ -166,27 +188,38 @@ def run_isolated(jobs: Sequence[J], handle: Callable[[J], R], *, workers: int,
         worker.kill()
         if worker.inflight:
             index = worker.inflight.popleft()
-            results[index] = on_failure(jobs[index], failure)
-            progress(1)
+            job = taken[index]
+            answer(index, on_failure(job, failure))
             todo.extendleft(reversed(worker.inflight))
-            if paths is not None:
-                remove_temp_files(paths[index], worker.process.pid)
+            written = path(job)
+            if written is not None:
+                remove_temp_files(written, worker.process.pid)
         pool.remove(worker)
-        if todo:
-            pool.append(_Worker(context, handle, initializer))
 
     try:
-        while todo or any(w.inflight for w in pool):
+        while True:
+            while len(pool) < max(1, workers) and (todo or take()):
+                try:
+                    pool.append(_Worker(context, handle, initializer))
+                except OSError:  # no process to be had
+                    if pool:
+                        break
+                    return _run_here(taken, todo, source, handle, results, progress)
+                next_job(pool[-1])  # one job each first, so that two jobs go to two workers
             for worker in pool:
-                while len(worker.inflight) < QUEUE_DEPTH and todo and next_job(worker):
+                while len(worker.inflight) < QUEUE_DEPTH and next_job(worker):
                     pass
+            if not any(w.inflight for w in pool):
+                if todo or take():
+                    continue
+                break
             now = time.monotonic()
             deadlines = [w.since + timeout for w in pool if w.inflight] if timeout else []
             ready = wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
                          max(0.0, min(deadlines) - now) if deadlines else None)
             for worker in list(pool):
                 if worker.conn in ready or worker.process.sentinel in ready:
-                    if not _receive(worker, results, jobs, on_failure, progress) or not worker.process.is_alive():
+                    if not _receive(worker, taken, answer, on_failure) or not worker.process.is_alive():
                         worker.process.join()
                         retire(worker, Failure("crash", _signal_name(worker.process.exitcode)))
                 elif timeout and worker.inflight and time.monotonic() - worker.since >= timeout:
@@ -202,25 +235,41 @@ def run_isolated(jobs: Sequence[J], handle: Callable[[J], R], *, workers: int,
         for worker in pool:
             worker.process.join(max(0.0, deadline - time.monotonic()))
             worker.kill()
-            if paths is not None:
-                for index in worker.inflight:
-                    remove_temp_files(paths[index], worker.process.pid)
+            for index in worker.inflight:
+                written = path(taken[index])
+                if written is not None:
+                    remove_temp_files(written, worker.process.pid)
         raise
     for worker in pool:
         worker.stop()
-    return [results[i] for i in range(len(jobs))]
+    return [results[i] for i in range(len(results))]
 
 
-def _receive(worker: _Worker, results: Dict[int, Any], jobs: Sequence[Any],
-             on_failure: Callable[[Any, Failure], Any], progress: Callable[[int], None]) -> bool:
+_END = object()
+
+
+def _run_here(taken: Dict[int, Any], todo: Deque[int], source: Iterator[Any], handle: Callable[[Any], Any],
+              results: Dict[int, Any], progress: Callable[[int], None]) -> List[Any]:
+    """No worker process could be started: run the jobs in this process, unprotected from crashes
+    (``handle`` itself reports exceptions)."""
+    for index in sorted(todo):
+        results[index] = handle(taken.pop(index))
+        progress(1)
+    for job in source:
+        results[len(results)] = handle(job)
+        progress(1)
+    return [results[i] for i in range(len(results))]
+
+
+def _receive(worker: _Worker, taken: Dict[int, Any], answer: Callable[[int, Any], None],
+             on_failure: Callable[[Any, Failure], Any]) -> bool:
     """Take every answer waiting on the worker's pipe; False when the worker is dead."""
     try:
         while worker.conn.poll():
             index, ok, value = worker.conn.recv()
             worker.inflight.remove(index)
             worker.since = time.monotonic()
-            results[index] = value if ok else on_failure(jobs[index], Failure("error", value))
-            progress(1)
+            answer(index, value if ok else on_failure(taken[index], Failure("error", value)))
     except (EOFError, OSError):
         return False
     return True

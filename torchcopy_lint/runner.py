@@ -1,11 +1,16 @@
 """Run the engine over files: discovery, cache, parallel workers, fixing.
 
 Front ends (the CLI, tests) call ``run``; the flake8 plugin calls the engine
-directly. Workers only ever receive a path and the enabled codes and return
-plain diagnostics, gathered and sorted in the parent for deterministic output.
-Every file is linted in a worker process, ``--jobs 1`` included (isolation.py):
-a file that crashes the parser or runs past the time budget costs that file
-only (TCL003/TCL004). Files that are not regular files are skipped, not read.
+directly. Workers only ever receive a file (its content, the enabled codes and
+the prefilter's answer) and return plain diagnostics, gathered and sorted in the
+parent for deterministic output. Every file is linted in a worker process,
+``--jobs 1`` included (isolation.py): a file that crashes the parser or runs past
+the time budget costs that file only (TCL003/TCL004). Files that are not regular
+files are skipped, not read.
+
+The parent reads each file, looks it up in the cache and runs the prefilter once
+(codes.active_codes) as workers ask for work, so the first files are linted while
+the rest are still being read; big files are handed out first.
 """
 
 from __future__ import annotations
@@ -16,12 +21,12 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .cache import ResultCache, cache_key, dependencies_current
 from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
-from .codes import may_match
+from .codes import active_codes
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, read_source
@@ -96,11 +101,6 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
     return Diagnostic(path, 1, 1, 1, 1, READ_ERROR_CODE, f"cannot read file: {reason}")
 
 
-def may_match_any(content: bytes, codes: FrozenSet[str]) -> bool:
-    """The rules' prefilter: False means no enabled rule can report anything in ``content``."""
-    return any(may_match(code, content) for code in codes)
-
-
 def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
     """TCL001 for a file Python cannot decode, also where no rule's trigger occurs (UTF-16, bad bytes)."""
     from .precheck import decode_diagnostic
@@ -110,17 +110,19 @@ def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
 
 
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
-                notebook: bool = False, triggered: Optional[bool] = None) -> List[Diagnostic]:
-    """``triggered``: the prefilter's answer for ``content`` when the caller already has it."""
+                notebook: bool = False, active: Optional[FrozenSet[str]] = None) -> List[Diagnostic]:
+    """``active``: the prefilter's answer for ``content`` (``active_codes``) when the caller has it."""
     if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
         from .notebook import lint_notebook
 
         return lint_notebook(content, path, _rule_types(codes), project=project)
-    if not (may_match_any(content, codes) if triggered is None else triggered):
+    if active is None:
+        active = active_codes(content, codes)
+    if not active:
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
-    return lint_source(content, path, _rule_types(codes), project=project)
+    return lint_source(content, path, _rule_types(active), project=project, prefiltered=True)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
@@ -138,6 +140,8 @@ class Job:
     origin: Optional[str] = None  # where stdin's content belongs (--stdin-filename): gives its project
     summary_cache: Optional[str] = None  # the cache directory, for the project index's summaries
     notebook: bool = False  # a Jupyter notebook (.ipynb): see notebook/
+    active: Optional[FrozenSet[str]] = None  # the prefilter's answer for ``content``, when the parent ran it
+    key: str = ""  # the cache key of ``content``, when the parent computed it
 
 
 def _project_index(job: Job):
@@ -165,10 +169,10 @@ def process(job: Job) -> FileReport:
 
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
-    key = cache_key(content, job.codes, job.notebook) if job.cache else ""
-    triggered = job.notebook or may_match_any(content, job.codes)
-    project = _project_index(job) if triggered else None
-    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, triggered)
+    key = (job.key or cache_key(content, job.codes, job.notebook)) if job.cache else ""
+    active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
+    project = _project_index(job) if job.notebook or active else None
+    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, active)
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
@@ -257,7 +261,7 @@ def _size(path: str) -> int:
         return 0
 
 
-def _lint_isolated(jobs: List[Job], workers: int, timeout: Optional[float], bar: "Progress") -> List[FileReport]:
+def _lint_isolated(jobs: Iterable[Job], workers: int, timeout: Optional[float], bar: "Progress") -> List[FileReport]:
     """``process`` every job in worker processes; a crash or a hang costs that file only."""
     from .isolation import Failure, run_isolated  # only here: a run that needs no worker does not pay for it
 
@@ -267,15 +271,25 @@ def _lint_isolated(jobs: List[Job], workers: int, timeout: Optional[float], bar:
         reason = f"the parser crashed ({failure.detail})" if failure.kind == "crash" else failure.detail
         return FileReport(job.path, [failed_to_lint(job.path, reason)])
 
-    if sys.platform.startswith("linux"):
-        _rule_types(frozenset())  # import the engine once here: forked workers (and their replacements) inherit it
-    heavy = [not job.notebook  # a notebook's bytes are mostly outputs
-             and (_size(job.path) if job.content is None else len(job.content)) > BIG_FILE for job in jobs]
-    order = sorted(range(len(jobs)), key=lambda i: not heavy[i])  # big files first (stable)
-    ordered = [jobs[i] for i in order]
-    return run_isolated(ordered, process, workers=workers, on_failure=failed, timeout=timeout,
-                        heavy=[heavy[i] for i in order], paths=[job.path for job in ordered],
-                        initializer=_worker_init, progress=bar.advance)
+    def heavy(job: Job) -> bool:
+        return not job.notebook and (_size(job.path) if job.content is None else len(job.content)) > BIG_FILE
+
+    return run_isolated(_engine_imported(jobs), process, workers=workers, on_failure=failed, timeout=timeout,
+                        heavy=heavy, path=lambda job: job.path, initializer=_worker_init, progress=bar.advance)
+
+
+def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
+    """``jobs``, with the engine imported before the first: forked workers (and their replacements)
+    inherit it. A run in which no file needs a worker never imports it."""
+    for job in jobs:
+        if sys.platform.startswith("linux"):
+            _rule_types(frozenset())
+        yield job
+
+
+def _big_files_first(files: List[str]) -> List[str]:
+    """Big files are linted first, so that the run does not end waiting for one (stable otherwise)."""
+    return sorted(files, key=lambda path: is_notebook(path) or _size(path) <= BIG_FILE)
 
 
 def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
@@ -289,8 +303,10 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         codes = settings.codes_for(name, ALL_CODES)
         origin = name if name not in ("-", "<stdin>") else None
         notebook = is_notebook(name)
-        if notebook or may_match_any(content, codes):
-            job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir, notebook=notebook)
+        active = None if notebook else active_codes(content, codes)
+        if notebook or active:
+            job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir, notebook=notebook,
+                      active=active)
             result = _lint_isolated([job], 1, timeout, Progress(1, False))[0]
         else:  # no rule can match: no worker, no parse
             result = FileReport("-", _undecodable("-", content), content=content)
@@ -301,39 +317,44 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
 
     files = discover(paths, settings)
     cache = ResultCache(cache_dir) if cache_dir else None
-    pending: List[Job] = []
     results: List[FileReport] = []
-    digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
-    for path in files:
-        codes = settings.codes_for(path, ALL_CODES)
-        notebook = is_notebook(path)
-        try:
-            content: Optional[bytes] = read_source(path)
-        except NotRegularFile as error:
-            report.files.append(FileReport(path, [], skipped=str(error)))
-            continue
-        except OSError:
-            content = None  # the worker reports it
-        key = cache_key(content, codes, notebook) if cache is not None and content is not None else ""
-        entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
-        if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
-            entry = None  # a module its result consulted changed
-        if entry is not None:
-            cached = cache.diagnostics(entry)  # type: ignore[union-attr]
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cached]
-            if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
-                report.files.append(FileReport(path, diagnostics))
-                continue
-        if content is not None and not notebook and not may_match_any(content, codes):
-            # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
-            results.append(FileReport(path, _undecodable(path, content), key=key))
-            continue
-        pending.append(Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
-                           summary_cache=cache_dir, notebook=notebook))
-
     bar = Progress(len(files), progress)
-    bar.advance(len(files) - len(pending))
-    results.extend(_lint_isolated(pending, jobs or os.cpu_count() or 1, timeout, bar) if pending else [])
+
+    def pending() -> Iterator[Job]:
+        """The files that need a worker, read and looked up as workers ask for them."""
+        digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
+        for path in _big_files_first(files):
+            codes = settings.codes_for(path, ALL_CODES)
+            notebook = is_notebook(path)
+            try:
+                content: Optional[bytes] = read_source(path)
+            except NotRegularFile as error:
+                report.files.append(FileReport(path, [], skipped=str(error)))
+                bar.advance()
+                continue
+            except OSError:
+                content = None  # the worker reports it
+            key = cache_key(content, codes, notebook) if cache is not None and content is not None else ""
+            entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
+            if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
+                entry = None  # a module its result consulted changed
+            if entry is not None:
+                cached = cache.diagnostics(entry)  # type: ignore[union-attr]
+                diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in cached]
+                if mode == "check" or not _has_applicable_fix(diagnostics, unsafe):
+                    report.files.append(FileReport(path, diagnostics))
+                    bar.advance()
+                    continue
+            active = active_codes(content, codes) if content is not None and not notebook else None
+            if active is not None and not active:
+                # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
+                results.append(FileReport(path, _undecodable(path, content), key=key))  # type: ignore[arg-type]
+                bar.advance()
+                continue
+            yield Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
+                      summary_cache=cache_dir, notebook=notebook, active=active, key=key)
+
+    results.extend(_lint_isolated(pending(), jobs or os.cpu_count() or 1, timeout, bar))
     bar.close()
 
     for result in results:

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from ..codes import KIND_EVIDENCE, TENSOR_ALIAS, TRIGGERS
+from ..codes import KIND_EVIDENCE, TENSOR_ALIAS, TENSORS_CALL, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
 from ..semantic import Kind
@@ -38,7 +38,7 @@ class TensorOfTensors(Rule):
     )
     triggers = TRIGGERS["TCL107"]  # in codes.py, importable without LibCST
     # the call with a name (or a display starting with one) as its argument, and what kinds are read from
-    segment_triggers = (r"(?<!\w)(?:as_)?tensor\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]|" + KIND_EVIDENCE,)
+    segment_triggers = (TENSORS_CALL + "|" + KIND_EVIDENCE,)
     unprunable = TENSOR_ALIAS  # `tensor` under another name: calls can't be found by text
 
     VALID = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..codes import COPY_ALIAS, KIND_EVIDENCE, TRIGGERS
+from ..codes import COPY_ALIAS, COPY_CALL, KIND_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
 from ..semantic import Kind
@@ -31,7 +31,7 @@ class ShallowCopyTensor(Rule):
         "use `.clone()` for a copy (`.detach().clone()` for a detached one)"
     )
     triggers = TRIGGERS["TCL108"]  # in codes.py, importable without LibCST
-    segment_triggers = (r"\bcopy\s*\.\s*copy\s*\(|" + KIND_EVIDENCE,)
+    segment_triggers = (COPY_CALL + "|" + KIND_EVIDENCE,)
     unprunable = COPY_ALIAS  # `copy` under another name: calls can't be found by text
 
     VALID = [

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from ..codes import TRIGGERS
+from ..codes import TRIGGERS, word
 from ..engine import Rule
 from ..semantic import Binding, Loop
 from ..walk import descendants
@@ -38,7 +38,7 @@ class AccumulatedGraph(Rule):
     )
     triggers = TRIGGERS["TCL110"]  # in codes.py, importable without LibCST
     # Every `.backward()` and `grad(` is kept: the accumulator's may be in another function.
-    segment_triggers = (r"\.\s*backward\s*\(|\bgrad\s*\(",)
+    segment_triggers = (r"\.\s*backward\s*\(|" + word("grad") + r"\s*\(",)
 
     VALID = [
         "total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward()\n    total += loss.item()",
