@@ -44,6 +44,8 @@ SUBSET_DIRS = ("nn", "optim", "utils")
 DEFAULT_TORCHFIX_VENV = Path.home() / ".cache" / "torchcopy-lint-bench" / "torchfix-venv"
 LINTER_DIST = "torchcopy-lint"
 PAGE = os.sysconf("SC_PAGE_SIZE")
+#: The semantic-model issue's bound on a full, cold run of torch's sources on 2 cores (seconds).
+COLD_TARGET_S = 15.0
 MiB = 1024 * 1024
 # The sandbox sets PYTHONDONTWRITEBYTECODE=1, which would make every measured process
 # recompile the (editable-installed) linter on start-up; users have .pyc files, so the
@@ -1164,8 +1166,8 @@ def main(argv: list[str] | None = None) -> int:
             elif v is not None:
                 print(f"  {label}: {v:.2f}x")
         if cold and "wall_s_median" in cold:
-            ok = cold["wall_s_median"] <= 30.0
-            report["target_30s_met"] = ok if args.corpus == "full" else None
+            ok = cold["wall_s_median"] <= COLD_TARGET_S
+            report["target_cold_met"] = ok if args.corpus == "full" else None
             print(f"  cache dir after a full run: "
                   f"{(results.get('torchcopy_lint_cache_dir_bytes') or 0) / MiB:,.2f} MiB")
             pf = results.get("torchcopy_lint_prefilter") or {}
@@ -1173,7 +1175,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  files passing torchcopy-lint's regex prefilter (parsed at all): "
                       f"{pf['files_passing_prefilter']:,} of {pf['files']:,}")
             if args.corpus == "full":
-                print(f"  target (full torch, cold, <= 30 s on {ncores} cores): "
+                print(f"  target (full torch, cold, <= {COLD_TARGET_S:g} s on {ncores} cores): "
                       f"{'MET' if ok else 'NOT MET'} ({cold['wall_s_median']:.1f} s)")
         ic = report.get("identical_check")
         if ic:
