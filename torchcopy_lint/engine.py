@@ -167,11 +167,15 @@ def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], D
 
 
 def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = "",
-              project: Optional[ProjectIndex] = None) -> List[Violation]:
-    """Walk ``module`` once, dispatching each node to every rule that visits its type."""
+              project: Optional[ProjectIndex] = None, source: Optional[Source] = None) -> List[Violation]:
+    """Walk ``module`` once, dispatching each node to every rule that visits its type.
+
+    ``source`` is the text ``module`` was parsed from, if the caller has it (it saves the model
+    from generating it again)."""
     project = project if project is not None else ProjectIndex()
     imports = ImportMap(module, project.absolute_import)
-    context = FileContext(module, imports, SemanticModel(module, imports, project), path=path, project=project)
+    semantic = SemanticModel(module, imports, project, source=source)
+    context = FileContext(module, imports, semantic, path=path, project=project)
     rules = [rule_type(context) for rule_type in rule_types]
     visit, leave = _handler_tables(rules)
     stack = context.stack
@@ -265,9 +269,10 @@ def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, pat
             module = cst.parse_module(pruned)
         except cst.ParserSyntaxError:
             module = None  # report against the real source below
+    parsed_text = pruned if module is not None else source
     if module is None:
         module = cst.parse_module(source)
-    violations = run_rules(module, active, path, project)
+    violations = run_rules(module, active, path, project, source=parsed_text)
     lines = _decode_lines(source, module) if violations else []
     return ParsedFile(module, violations, lines)
 
