@@ -24,11 +24,11 @@ from .diagnostics import Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
 from .noqa import is_suppressed
-from .positions import positions_of
+from .positions import StatementStarts, ast_statement_lines, holder_of, positions_in_statements, positions_of, statement_starts
 from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
 from .prune import prune as prune_source
 from .semantic.project import ProjectIndex
-from .walk import child_fields
+from .walk import child_fields, every_descendant, is_node_type
 
 Source = Union[str, bytes]
 
@@ -50,6 +50,7 @@ class Violation:
     node: cst.CSTNode
     message: str
     fix: Optional[NodeFix] = None
+    holder: Optional[cst.CSTNode] = None  # the statement whose code holds it (positions.holder_of)
 
 
 @dataclass
@@ -138,7 +139,8 @@ class Rule:
         fix = None
         if replacement is not None:
             fix = NodeFix(target if target is not None else node, replacement, applicability)
-        self.context.violations.append(Violation(self.code, node, message or self.message, fix))
+        holder = holder_of(self.context.stack)
+        self.context.violations.append(Violation(self.code, node, message or self.message, fix, holder))
 
 
 @lru_cache(maxsize=None)
@@ -180,6 +182,7 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = 
     visit, leave = _handler_tables(rules)
     stack = context.stack
     fields_of = child_fields
+    is_node = is_node_type
 
     def walk(node: cst.CSTNode) -> None:
         stack.append(node)
@@ -190,12 +193,13 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = 
                 handler(node)
         for name in fields_of(node_type):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                walk(value)
-            elif isinstance(value, (tuple, list)):
+            cls = value.__class__
+            if cls is tuple or cls is list:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if is_node(item.__class__):
                         walk(item)
+            elif is_node(cls):
+                walk(value)
         handlers = leave.get(node_type)
         if handlers:
             for handler in handlers:
@@ -218,13 +222,22 @@ class ParsedFile:
     module: cst.Module
     violations: List[Violation]
     lines: List[str]
+    starts: Optional[StatementStarts] = None  # where each top-level statement starts, when known
     _positions: Optional[Dict[int, CodeRange]] = None
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            targets = [v.node for v in self.violations] + [v.fix.target for v in self.violations if v.fix]
-            self._positions = positions_of(self.module, targets)
+            self._positions = self._resolve_positions()
         return self._positions[id(node)]
+
+    def _resolve_positions(self) -> Dict[int, CodeRange]:
+        targets = [v.node for v in self.violations] + [v.fix.target for v in self.violations if v.fix]
+        holders = [v.holder for v in self.violations] + [v.holder for v in self.violations if v.fix]
+        if self.starts is not None and all(h is not None for h in holders):
+            found = positions_in_statements(self.module, targets, holders, self.starts)  # type: ignore[arg-type]
+            if found is not None:
+                return found
+        return positions_of(self.module, targets)
 
     def unsuppressed(self) -> List[Violation]:
         out = []
@@ -262,6 +275,7 @@ def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, pat
     pruned = None
     if prune and tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
         pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active), tree)
+    lines_of_statements = ast_statement_lines(tree)
     tree = None  # the AST can be large: not kept alive through the LibCST parse
     module = None
     if pruned is not None:
@@ -273,14 +287,20 @@ def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, pat
     if module is None:
         module = cst.parse_module(source)
     violations = run_rules(module, active, path, project, source=parsed_text)
-    lines = _decode_lines(source, module) if violations else []
-    return ParsedFile(module, violations, lines)
+    if not violations:
+        return ParsedFile(module, violations, [])
+    # pruning keeps every line where it was, so the AST's lines hold for a pruned parse too
+    return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines_of_statements))
 
 
 def _comments(node: cst.CSTNode) -> List[str]:
     collector = _CommentCollector()
-    node.visit(collector)
+    node.visit(collector)  # source order (LibCST's visit rebuilds nodes: only for targets with comments)
     return collector.comments
+
+
+def _has_comment(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Comment) for n in every_descendant(node))
 
 
 class _CommentCollector(cst.CSTVisitor):
@@ -298,8 +318,8 @@ def _keeps_in_order(kept: List[str], within: List[str]) -> bool:
 
 def effective_applicability(parsed: ParsedFile, fix: NodeFix) -> Applicability:
     """A fix that would drop a comment, or move one past another, is never safe."""
-    if fix.applicability is Applicability.SAFE and not _keeps_in_order(_comments(fix.target),
-                                                                       _comments(fix.replacement)):
+    if fix.applicability is Applicability.SAFE and _has_comment(fix.target) \
+            and not _keeps_in_order(_comments(fix.target), _comments(fix.replacement)):
         return Applicability.UNSAFE
     return fix.applicability
 

@@ -33,15 +33,28 @@ def child_fields(node_type: type) -> Tuple[str, ...]:
     return fields
 
 
+_node_types: Dict[type, bool] = {}
+
+
+def is_node_type(cls: type) -> bool:
+    """``issubclass(cls, cst.CSTNode)``, remembered: CSTNode is an ABC, whose checks are slow,
+    and the walks ask it for every field of every node."""
+    known = _node_types.get(cls)
+    if known is None:
+        known = _node_types[cls] = issubclass(cls, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+        cls = value.__class__
+        if cls is tuple or cls is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if is_node_type(item.__class__):
                     yield item
+        elif is_node_type(cls):
+            yield value
 
 
 def descendants(node: cst.CSTNode,
@@ -54,6 +67,52 @@ def descendants(node: cst.CSTNode,
         if stop is not None and current is not node and stop(current):
             continue
         pending.extend(reversed(list(children(current))))
+
+
+def nodes_of_type(root: cst.CSTNode, wanted: type) -> List[cst.CSTNode]:
+    """Every node of exactly type ``wanted`` at or below ``root``, in no particular order (one
+    tight pass: the rules' whole-module look-ups, such as every call of a function, use it)."""
+    found: List[cst.CSTNode] = []
+    pending = [root]
+    fields_of, is_node = child_fields, is_node_type
+    while pending:
+        node = pending.pop()
+        node_type = type(node)
+        if node_type is wanted:
+            found.append(node)
+        for name in fields_of(node_type):
+            value = getattr(node, name)
+            cls = value.__class__
+            if cls is tuple or cls is list:
+                pending.extend([item for item in value if is_node(item.__class__)])
+            elif is_node(cls):
+                pending.append(value)
+    return found
+
+
+_all_fields_cache: Dict[type, Tuple[str, ...]] = {}
+
+
+def every_descendant(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node below it, whitespace and comments included (in field order, which
+    is not always source order: a call's ``lpar`` comes after its arguments)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        node_type = type(current)
+        fields = _all_fields_cache.get(node_type)
+        if fields is None:
+            fields = _all_fields_cache[node_type] = tuple(f.name for f in dataclasses.fields(node_type))
+        found: List[cst.CSTNode] = []
+        for name in fields:
+            value = getattr(current, name)
+            cls = value.__class__
+            if cls is tuple or cls is list:
+                found.extend(item for item in value if is_node_type(item.__class__))
+            elif is_node_type(cls):
+                found.append(value)
+        pending.extend(reversed(found))
 
 
 def block_paths(stmt: cst.CSTNode, inner: List[cst.CSTNode]) -> Iterable[List[cst.CSTNode]]:

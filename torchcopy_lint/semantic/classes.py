@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..imports import dotted_name
-from ..walk import descendants
+from ..walk import descendants, nodes_of_type
 from . import vocabulary as v
 from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 
@@ -301,13 +301,12 @@ def _mentions_guard(body: cst.CSTNode, key: str) -> bool:
 def _calls_by_callee(module: cst.Module) -> Dict[str, List[cst.Call]]:
     """Every call in a module by the last name of its callee (``f(...)``, ``self.f(...)``, ``C.f(...)``)."""
     calls: Dict[str, List[cst.Call]] = {}
-    for node in descendants(module):
-        if isinstance(node, cst.Call):
-            func = node.func
-            name = func.value if isinstance(func, cst.Name) \
-                else func.attr.value if isinstance(func, cst.Attribute) else None
-            if name is not None:
-                calls.setdefault(name, []).append(node)
+    for node in nodes_of_type(module, cst.Call):
+        func = node.func  # type: ignore[attr-defined]
+        name = func.value if isinstance(func, cst.Name) \
+            else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name is not None:
+            calls.setdefault(name, []).append(node)  # type: ignore[arg-type]
     return calls
 
 
