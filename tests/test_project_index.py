@@ -419,3 +419,24 @@ def test_a_well_known_library_linted_as_the_project_consults_its_own_index(tmp_p
         assert [d.code for d in found] == ["TCL105"], name
     user = write_tree(tmp_path / "user", {"pyproject.toml": "", "train.py": files["timm/train_absolute.py"]})
     assert lint_source((user / "train.py").read_bytes(), str(user / "train.py"), ALL_RULES) == []
+
+
+def test_unmarked_package_of_scripts_sees_the_folder_above(tmp_path: Path):
+    """yolov5's layout without its .git: ``segment/train.py`` is a script in a folder with no
+    ``__init__.py``, so ``segment/`` is its root, but yolov5's scripts put the folder above on
+    sys.path and import ``models`` from there."""
+    files = {k: v for k, v in PROJECT.items() if k != "pyproject.toml" and not k.startswith("models/heads")}
+    files["segment/train.py"] = PROJECT["train.py"]
+    root = write_tree(tmp_path / "yolo", files)
+    if any((p / m).exists() for p in root.parents for m in project_module.ROOT_MARKERS):
+        pytest.skip("a root marker above the temporary folder decides the root")
+    assert find_root(str(root / "segment/train.py")) == str(root / "segment")
+    index = ProjectIndex.for_path(str(root / "segment/train.py"))
+    assert index.module_class_kind("models.Model") == "module"
+    result = _run("--no-cache", "--output-format", "json", str(root / "segment/train.py"), cwd=tmp_path)
+    assert _codes(result) == [("train.py", "TCL105")]
+    # a marked root is the project: nothing above it is searched
+    (root / "segment" / "setup.cfg").write_text("")
+    ProjectIndex.clear()
+    result = _run("--no-cache", "--output-format", "json", str(root / "segment/train.py"), cwd=tmp_path)
+    assert _codes(result) == []

@@ -24,10 +24,11 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from ..cache import DIRECTORY
 from . import project_files
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, file_data,
-                            find_root, module_name_for, stamp)
+                            find_root, marked_root, module_name_for, stamp)
 
 __all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
 
+_OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see ``ProjectIndex.for_path``)
 _MAX_FRAMES = 150  # nested questions; deeper chains are answered None (and not memoised)
 _NOT_CUT = 1 << 30
 
@@ -57,9 +58,9 @@ class ProjectStore:
     once each (``ProjectIndex._collect``), so recording costs no more than the answers.
     """
 
-    def __init__(self, root: str, script_dir: Optional[str]) -> None:
+    def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = ()) -> None:
         self.root = root
-        self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir)
+        self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir, *outer_dirs)
                                      if d and d != root and os.path.isdir(d)]
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
         self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
@@ -161,6 +162,21 @@ class ProjectStore:
         return answer
 
 
+def _parents(directory: str, levels: int) -> Tuple[str, ...]:
+    """Up to ``levels`` ancestors of ``directory``, nearest first: where a script in a folder with
+    no ``__init__.py`` and no root marker may import from (yolov5's ``segment/train.py`` puts the
+    folder above on sys.path). Never an installation's library folder (site-packages, the stdlib)."""
+    found: List[str] = []
+    while len(found) < levels:
+        parent = os.path.dirname(directory)
+        if parent == directory or os.path.basename(parent).endswith("-packages") \
+                or os.path.isfile(os.path.join(parent, "os.py")):
+            break
+        found.append(parent)
+        directory = parent
+    return tuple(found)
+
+
 class ProjectIndex:
     """One file's view of its project: answers questions and records what they used.
 
@@ -190,7 +206,8 @@ class ProjectIndex:
         script_dir = None if in_package or directory == root else directory
         store = _stores.get((root, script_dir))
         if store is None:
-            store = _stores[(root, script_dir)] = ProjectStore(root, script_dir)
+            outer = () if in_package or marked_root(root) else _parents(root, _OUTER_LEVELS)
+            store = _stores[(root, script_dir)] = ProjectStore(root, script_dir, outer)
         return cls(store, module_name_for(root, full), os.path.basename(full) == "__init__.py")
 
     @staticmethod

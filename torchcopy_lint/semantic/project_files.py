@@ -24,12 +24,14 @@ ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 _summary_dir: Optional[str] = None
 _roots: Dict[str, str] = {}
+_marked: Dict[str, bool] = {}  # root -> whether a marker (not the ``__init__.py`` chain) chose it
 _files: Dict[str, "FileData"] = {}  # every project file read in this process, by path
 
 
 def forget() -> None:
     """Forget every root found and file read."""
     _roots.clear()
+    _marked.clear()
     _files.clear()
 
 
@@ -59,12 +61,19 @@ def find_root(path: str) -> str:
         if parent == directory:
             break
         directory = parent
+    marked = root is not None
     if root is None:
         root = start
         while os.path.isfile(os.path.join(root, "__init__.py")) and os.path.dirname(root) != root:
             root = os.path.dirname(root)
     _roots[start] = root
+    _marked[root] = marked
     return root
+
+
+def marked_root(root: str) -> bool:
+    """Whether ``find_root`` chose ``root`` by a marker (False: the top of an ``__init__.py`` chain)."""
+    return _marked.get(root, False)
 
 
 def module_name_for(root: str, path: str) -> Optional[str]:
