@@ -27,6 +27,7 @@ from .noqa import is_suppressed
 from .positions import StatementStarts, ast_statement_lines, holder_of, positions_in_statements, positions_of, statement_starts
 from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
 from .prune import prune as prune_source
+from .reparse import Reparser
 from .semantic.project import ProjectIndex
 from .walk import child_fields, every_descendant, is_node_type
 
@@ -269,14 +270,15 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False,
 
 
 def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path: str = "",
-                  project: Optional[ProjectIndex] = None) -> ParsedFile:
-    """``parse`` for the rules that passed the prefilter."""
+                  project: Optional[ProjectIndex] = None, reparser: Optional[Reparser] = None) -> ParsedFile:
+    """``parse`` for the rules that passed the prefilter; ``reparser``: an editor document's (reparse.py)."""
     tree = cpython_tree(source)  # raises TooDeeplyNested before LibCST's parser can crash on it
     pruned = None
     if prune and tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
         pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active), tree)
     lines_of_statements = ast_statement_lines(tree)
-    tree = None  # the AST can be large: not kept alive through the LibCST parse
+    if reparser is None or pruned is not None:
+        tree = None  # the AST can be large: not kept alive through the LibCST parse
     module = None
     if pruned is not None:
         try:
@@ -285,7 +287,7 @@ def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, pat
             module = None  # report against the real source below
     parsed_text = pruned if module is not None else source
     if module is None:
-        module = cst.parse_module(source)
+        module = reparser.parse(source, tree) if reparser is not None else cst.parse_module(source)
     violations = run_rules(module, active, path, project, source=parsed_text)
     if not violations:
         return ParsedFile(module, violations, [])
@@ -343,7 +345,8 @@ def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
 
 
 def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True,
-                project: Optional[ProjectIndex] = None, prefiltered: bool = False) -> List[Diagnostic]:
+                project: Optional[ProjectIndex] = None, prefiltered: bool = False,
+                reparser: Optional[Reparser] = None) -> List[Diagnostic]:
     """All diagnostics for one file's source. Never raises for bad input: it reports TCL001.
 
     A file Python cannot decode is reported even when no rule could match it; the parse
@@ -351,6 +354,7 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
     project index (default: found from ``path``); pass one to read afterwards which other
     files the result depended on (``project.dependencies()``). ``prefiltered``: every rule
     of ``rule_types`` passed the prefilter on ``source`` already (the runner ran it once).
+    ``reparser``: re-use the parse of the statements unchanged since its last parse (the editor).
     """
     problem = decode_diagnostic(path, source) if isinstance(source, bytes) else None
     if problem is not None:
@@ -360,14 +364,14 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
         return []
     if project is None:
         project = ProjectIndex.for_path(path)
-    return call_with_deep_stack(_lint_parsed, source, path, active, prune, project)
+    return call_with_deep_stack(_lint_parsed, source, path, active, prune, project, reparser)
 
 
 def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune: bool,
-                 project: ProjectIndex) -> List[Diagnostic]:
+                 project: ProjectIndex, reparser: Optional[Reparser] = None) -> List[Diagnostic]:
     with gc_paused():
         try:
-            parsed = _parse_active(source, active, prune, path, project)
+            parsed = _parse_active(source, active, prune, path, project, reparser)
         except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:  # TooDeeplyNested too
             return [syntax_error_diagnostic(path, error, source)]
         if not parsed.violations:

@@ -9,18 +9,19 @@ cannot be stopped in-process: a host that needs a time budget runs this in a wor
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Type, Union
+from typing import Any, List, Optional, Sequence, Type, Union
 
 from .diagnostics import Diagnostic, internal_error
 
 
-def lint_in_host(source: Union[str, bytes], path: str, rule_types: Optional[Sequence[Type]] = None) -> List[Diagnostic]:
-    """``engine.lint_source`` (all rules by default) that reports, never raises."""
+def lint_in_host(source: Union[str, bytes], path: str, rule_types: Optional[Sequence[Type]] = None,
+                 **options: Any) -> List[Diagnostic]:
+    """``engine.lint_source`` (all rules by default; ``options`` go to it) that reports, never raises."""
     try:
         from .engine import lint_source
 
         if rule_types is None:
             from .rules import ALL_RULES as rule_types
-        return lint_source(source, path, rule_types)
+        return lint_source(source, path, rule_types, **options)
     except Exception as error:  # a bug of ours must not take the editor or flake8 down
         return [internal_error(path, error)]

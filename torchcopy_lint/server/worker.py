@@ -161,11 +161,27 @@ def _rule_types(codes: FrozenSet[str]):
     return rule_types(codes)
 
 
+_reparsers: Dict[str, object] = {}  # path -> its document's Reparser (reparse.py), newest last
+_OPEN_DOCUMENTS = 16
+
+
+def _reparser(path: str):
+    """The document's Reparser: an edit re-parses only the top-level statements it touched."""
+    from ..reparse import Reparser
+
+    found = _reparsers.pop(path, None) or Reparser()
+    _reparsers[path] = found
+    while len(_reparsers) > _OPEN_DOCUMENTS:
+        del _reparsers[next(iter(_reparsers))]
+    return found
+
+
 @lru_cache(maxsize=16)
 def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
     from ..guard import lint_in_host  # engine.lint_source; a bug of ours becomes TCL003, never an exception
 
-    return lint_in_host(source, path, _rule_types(codes))
+    # no pruning: the reparser re-uses whole statements of the full text, which pays more on an edit
+    return lint_in_host(source, path, _rule_types(codes), prune=False, reparser=_reparser(path))
 
 
 def lint_text(text: str, path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
