@@ -28,6 +28,14 @@ SPLIT = {
         "p.data **= 2",
         "torch.nn.init.normal_(  # init\n    p.data)",
     ],
+    "TCL106": ["u = torch.empty_like(  # same shape\n    t).copy_(t)",
+               "u = (torch.empty_like(t)  # storage\n     .copy_(  # the values\n         t))",
+               "u = torch.empty_like(t) \\\n    .copy_(t)"],
+    "TCL107": ["u = torch.tensor(  # two tensors\n    [t, t])", "u = torch.tensor(\n    # both\n    [t,\n     t])"],
+    "TCL108": ["import copy\nu = copy.copy(  # shallow\n    t)", "import copy\nu = copy  \\\n    .copy(t)"],
+    "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
+    "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
+               "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
@@ -54,6 +62,11 @@ def test_near_misses_stay_out(code, snippet):
     ("TCL101", "from torch import (" + "a,  # # , #\n" * 20_000 + ")"),
     ("TCL104", "x.copy_(" + "a  # #\n" * 20_000 + "b.dat)"),
     ("TCL104", "p.data" + " \\\n)" * 20_000 + ";"),
+    ("TCL106", "torch.empty_like(x)" + ")  # )\n" * 20_000 + ".copy"),
+    ("TCL107", "torch.tensor(" + "  # [\n" * 20_000 + "1"),
+    ("TCL110", "loss" + "  # )\n" * 20_000 + ") . backward"),
+    # once quadratic: 38 s for a 100,000-space line, from `\s*\(?\s*` (two ways to split every run)
+    ("TCL110", " " * 100_000 + "x)\n(y).backward("),
 ])
 def test_hostile_text_fails_to_match_without_runaway_backtracking(code, hostile):
     # Each gap is matched one way only, so these fail in milliseconds (an ambiguous gap would not finish).

@@ -53,11 +53,11 @@ TENSOR_ALIAS = word("import") + r"\s*\(?[\w\s,\\]*\b(?:as_)?tensor\b"
 #: TCL107's call: `tensor(`/`as_tensor(` (``\b(?:as_)?tensor``) whose argument starts with a name,
 #: perhaps inside `[`/`(`.
 TENSORS_CALL = (r"tensor(?:(?<!\wtensor)|(?<=as_tensor)(?<!\was_tensor))"
-                r"\s*\(\s*(?:data\s*=\s*)?[\[(]?\s*[A-Za-z_]")
+                + GAP + r"\(" + GAP + r"(?:data" + GAP + "=" + GAP + r")?(?:[\[(]" + GAP + r")?[A-Za-z_]")
 #: TCL108's call.
-COPY_CALL = word("copy") + r"\s*\.\s*copy\s*\("
+COPY_CALL = word("copy") + GAP + DOT + call_of("copy")
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
-STEP_CALL = word("backward") + r"\s*\(|" + word("step") + r"\s*\("
+STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
@@ -78,19 +78,19 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL105": (word("deepcopy") + r"\b", call_of(word("backward")) + "|" + call_of(word("step"))),
     # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses
     # may come between), or one of the three imported under another name.
-    "TCL106": (r"\.\s*copy_\s*\(",
-               r"_like\s*\([^()]*\)[\s)]*(?:#[^\n]*[\s)]*)*\.\s*copy_\s*\(|"
+    "TCL106": (DOT + call_of("copy_"),
+               r"_like" + GAP + r"\([^()]*\)(?:\)|" + GAP[3:-2] + r")*" + DOT + call_of("copy_") + "|"
                + "|".join(word(name) + r"_like\s+as\b" for name in ("empty", "zeros", "ones"))),
     # `tensor(`/`as_tensor(` whose argument starts with a name (perhaps inside `[`/`(`), or an import of either.
     "TCL107": (TENSORS_CALL + "|" + TENSOR_ALIAS,),
     # `copy.copy(`, or `copy` imported from `copy` (not `deepcopy`), or `import copy as c`.
     "TCL108": (COPY_CALL + "|" + COPY_ALIAS,),
     # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
-    "TCL109": (word("state_dict") + r"\s*\(", STEP_CALL),
+    "TCL109": (call_of(word("state_dict")), STEP_CALL),
     # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows), and an accumulation:
     # `+=`, `.append(` or `name + name`.
-    "TCL110": (r"\.\s*backward\s*\(",
-               r"(?m)(?:^|[^\w.)\]\s])\s*\(?\s*[A-Za-z_]\w*\s*\)?\s*\.\s*backward\s*\(",
+    "TCL110": (DOT + call_of("backward"),
+               r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
 }
 
