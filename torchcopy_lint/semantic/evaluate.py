@@ -198,10 +198,11 @@ class Evaluator:
             func = iterable.func
             if isinstance(func, cst.Attribute):
                 method = func.attr.value
-                if method == "parameters":
-                    return PARAMETER
-                if method == "buffers":
-                    return TENSOR
+                if method in ("parameters", "buffers"):
+                    owner = self.value(func.value, depth + 1)
+                    if owner is not None and owner.kind is Kind.RECORD:
+                        return UNKNOWN  # a class known not to be an nn.Module (micrograd's): its own method
+                    return PARAMETER if method == "parameters" else TENSOR
                 if method in ("split", "chunk", "unbind") and _tensor(self.value(func.value, depth + 1)):
                     return TENSOR
                 if method == "values":
