@@ -251,13 +251,16 @@ class Classes:
             return memo  # type: ignore[return-value]
         self._attributes[memo_key] = _BUSY
         key = "self." + attr
-        values, stores = [], []
+        values, stores, placeholders = [], [], 0
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 scope = self.model.function_scope(stmt)
                 if scope is None:
                     continue
                 for b in scope.bindings.get(key, ()):
+                    if b.how == "assign" and not b.path and isinstance(b.value, cst.Name) and b.value.value == "None":
+                        placeholders += 1  # `self.model = None` in __init__: set for real elsewhere
+                        continue
                     values.append(self.model.evaluator.binding(b) if not b.path or b.how == "buffer"
                                   else UNKNOWN)
                 stores.extend(scope.item_stores.get(key, ()))
