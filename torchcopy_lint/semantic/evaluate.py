@@ -190,7 +190,9 @@ class Evaluator:
                 return item
             return TENSOR if item is not None and item.kind.is_tensor else UNKNOWN
         whole = self.element(iterable, depth)
-        return TENSOR if whole is not None and whole.kind.is_tensor else UNKNOWN
+        if whole is not None and (whole.kind.is_tensor or whole.kind is Kind.TENSOR_LIST and len(path) == 1):
+            return TENSOR  # rows of tensors, items of lists of tensors (a batch of a tuple dataset)
+        return UNKNOWN
 
     def element(self, iterable: cst.BaseExpression, depth: int) -> Optional[Value]:
         """Value of the items produced by iterating ``iterable``."""
@@ -227,10 +229,53 @@ class Evaluator:
             return join(items) if items else UNKNOWN
         if isinstance(iterable, (*_STRINGS, cst.Dict)):
             return NOT_TENSOR
+        batch = self.batches(iterable, depth)
+        if batch is not None:
+            return batch
         whole = self.value(iterable, depth + 1)
         if whole is not None and (whole.kind.is_tensor or whole.kind is Kind.TENSOR_LIST):
             return TENSOR
         return UNKNOWN  # the keys of a mapping can be tensors too
+
+    def batches(self, loader: cst.BaseExpression, depth: int) -> Optional[Value]:
+        """What iterating ``DataLoader(ds)`` yields when ``ds`` is an instance of a class of this file whose
+        ``__getitem__`` returns tensors (a batch: a tensor) or tuples of them (a list of tensors), with the
+        default collation (no ``collate_fn``); None when that is not known."""
+        calls = [loader] if isinstance(loader, cst.Call) else self._assigned_calls(loader)
+        found: List[Optional[Value]] = []
+        for call in calls or ():
+            if self.imports.qualified_name(call.func) not in v.DATA_LOADERS \
+                    or any(a.keyword is not None and a.keyword.value == "collate_fn" for a in call.args):
+                return None
+            dataset = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dataset"),
+                           call.args[0].value if call.args and call.args[0].keyword is None else None)
+            made = dataset if isinstance(dataset, cst.Call) else \
+                (self._assigned_calls(dataset) or [None])[0] if dataset is not None else None
+            cls = self.model.classes.local_class(made.func) if made is not None else None
+            getitem = next((m for m in (cls.body.body if cls is not None else ())
+                            if isinstance(m, cst.FunctionDef) and m.name.value == "__getitem__"), None)
+            scope = self.model.function_scope(getitem) if getitem is not None else None
+            if scope is None or not scope.returns:
+                return None
+            for value in scope.returns:
+                if isinstance(value, cst.Tuple) and value.elements and all(
+                        _tensor(self.value(el.value, depth + 1)) for el in value.elements):
+                    found.append(Value(Kind.TENSOR_LIST))
+                elif value is not None and _tensor(self.value(value, depth + 1)):
+                    found.append(TENSOR)
+                else:
+                    return None
+        return join(found) if found else None
+
+    def _assigned_calls(self, e: cst.BaseExpression) -> Optional[List[cst.Call]]:
+        """The calls a name was assigned from, when every binding reaching this read is ``name = call(...)``."""
+        read = self.model.reads.get(id(e)) if isinstance(e, cst.Name) else None
+        if read is None or not read.defs:
+            return None
+        bindings = self.model.flatten(read.defs)
+        if not all(b.how == "assign" and not b.path and isinstance(b.value, cst.Call) for b in bindings):
+            return None
+        return [b.value for b in bindings]
 
     def tuple_items(self, iterable: cst.BaseExpression, depth: int
                     ) -> Optional[List[Tuple[Optional[Value], Optional[cst.BaseExpression]]]]:

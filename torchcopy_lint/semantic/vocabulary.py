@@ -134,3 +134,6 @@ MODULE_IF_MODULE_FUNCTIONS = frozenset(["torch.compile"])
 """Functions that return a module (``torch.compile``: an ``OptimizedModule`` wrapping it) when given a
 module, and something else (a compiled function) otherwise. ``torch.jit.script`` is left out: a
 ``ScriptModule`` is copied by its own ``__deepcopy__``, another story than an eager module's."""
+
+DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+"""Loaders whose iteration yields default-collated batches of their dataset's items."""
