@@ -56,6 +56,8 @@ TENSORS_CALL = (r"tensor(?:(?<!\wtensor)|(?<=as_tensor)(?<!\was_tensor))"
                 + GAP + r"\(" + GAP + r"(?:data" + GAP + "=" + GAP + r")?(?:[\[(]" + GAP + r")?[A-Za-z_]")
 #: TCL108's call.
 COPY_CALL = word("copy") + GAP + DOT + call_of("copy")
+#: TCL111's call: a tensor conversion method (`.to(`, `.cuda(`, ... `.clone(`), any gap before the parenthesis.
+CONVERSION_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|bfloat16|long|int|bool|contiguous|detach|clone)")
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
 STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
@@ -97,6 +99,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL110": (DOT + call_of("backward"),
                r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
+    # a conversion method called somewhere (its statement is checked by the rule).
+    "TCL111": (CONVERSION_CALL,),
     # `.detach` or `.data`, and an in-place write
     "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
 }
