@@ -18,9 +18,8 @@ from typing import Any, Dict, Optional, Tuple
 
 from .. import __version__
 from ..cache import content_digest
+from ..environment import ROOT_MARKERS
 from .summaries import SUMMARY_FORMAT, empty_summary, summarize
-
-ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 _summary_dir: Optional[str] = None
 _roots: Dict[str, str] = {}
