@@ -51,22 +51,36 @@ def _is_dir(path: str) -> bool:
         return False
 
 
-def _read_cfg(prefix: str) -> Optional[Dict[str, str]]:
-    """``pyvenv.cfg`` of ``prefix`` as ``{key: value}``; None when there is no readable regular one."""
-    path = os.path.join(prefix, "pyvenv.cfg")
+def read_regular(path: str, limit: int) -> Optional[bytes]:
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes; None otherwise.
+    Never blocks: a FIFO, a device or a directory is not opened for reading (O_NONBLOCK, fstat)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None  # a FIFO, a device or a directory is no configuration
-        raw = os.read(fd, _MAX_CFG_BYTES)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        return None  # it grew past the limit while read
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def _read_cfg(prefix: str) -> Optional[Dict[str, str]]:
+    """``pyvenv.cfg`` of ``prefix`` as ``{key: value}``; None when there is no readable regular one."""
+    raw = read_regular(os.path.join(prefix, "pyvenv.cfg"), _MAX_CFG_BYTES)
+    if raw is None:
+        return None
     values = {}
     for line in raw.decode("utf-8", "replace").splitlines():
         key, sep, value = line.partition("=")

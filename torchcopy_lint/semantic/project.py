@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from .. import environment
 from ..cache import DIRECTORY
 from . import project_files
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, file_data,
@@ -32,7 +33,7 @@ _OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see 
 _MAX_FRAMES = 150  # nested questions; deeper chains are answered None (and not memoised)
 _NOT_CUT = 1 << 30
 
-_stores: Dict[Tuple[str, Optional[str]], "ProjectStore"] = {}
+_stores: Dict[Tuple[str, Optional[str], Tuple[str, ...]], "ProjectStore"] = {}
 
 
 class _Frame:
@@ -58,8 +59,10 @@ class ProjectStore:
     once each (``ProjectIndex._collect``), so recording costs no more than the answers.
     """
 
-    def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = ()) -> None:
+    def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = (),
+                 library: Tuple[str, ...] = ()) -> None:
         self.root = root
+        self.library = library  # the environment's site-packages folders (semantic/site_packages.py)
         self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir, *outer_dirs)
                                      if d and d != root and os.path.isdir(d)]
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
@@ -111,6 +114,10 @@ class ProjectStore:
             if probe(base + ".py"):
                 return ModuleFile(name, base + ".py", False), probes
             return None, probes  # the top-level package is here, so no later directory counts
+        if self.library:  # not the project's: an installed package, read from its annotations
+            from .site_packages import locate
+
+            return locate(name, self.library, probes), probes
         return None, probes
 
     def unchanged(self) -> bool:
@@ -204,17 +211,23 @@ class ProjectIndex:
         root = find_root(full)
         in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
         script_dir = None if in_package or directory == root else directory
-        store = _stores.get((root, script_dir))
+        found = environment.for_file(full)
+        library = found.site_packages if found is not None else ()
+        store = _stores.get((root, script_dir, library))
         if store is None:
             outer = () if in_package or marked_root(root) else _parents(root, _OUTER_LEVELS)
-            store = _stores[(root, script_dir)] = ProjectStore(root, script_dir, outer)
+            store = _stores[(root, script_dir, library)] = ProjectStore(root, script_dir, outer, library)
         return cls(store, module_name_for(root, full), os.path.basename(full) == "__init__.py")
 
     @staticmethod
     def clear() -> None:
         """Forget every file read and answer memoised (for a long-lived process whose files change)."""
+        from . import site_packages
+
         _stores.clear()
         project_files.forget()
+        site_packages.forget()
+        environment.forget()
 
     @staticmethod
     def refresh() -> bool:
