@@ -56,12 +56,19 @@ TENSORS_CALL = (r"tensor(?:(?<!\wtensor)|(?<=as_tensor)(?<!\was_tensor))"
                 + GAP + r"\(" + GAP + r"(?:data" + GAP + "=" + GAP + r")?(?:[\[(]" + GAP + r")?[A-Za-z_]")
 #: TCL108's call.
 COPY_CALL = word("copy") + GAP + DOT + call_of("copy")
+#: TCL111's call: a tensor conversion method (`.to(`, `.cuda(`, ... `.clone(`), any gap before the parenthesis.
+CONVERSION_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|bfloat16|long|int|bool|contiguous|detach|clone)")
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
 STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
+
+#: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
+#: a subscript store, `out=`, or an optimizer's `step(`.
+IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
+                  + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
@@ -92,6 +99,10 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL110": (DOT + call_of("backward"),
                r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
+    # a conversion method called somewhere (its statement is checked by the rule).
+    "TCL111": (CONVERSION_CALL,),
+    # `.detach` or `.data`, and an in-place write
+    "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
 }
 
 RULE_CODES = tuple(TRIGGERS)

@@ -142,13 +142,23 @@ class Job:
     notebook: bool = False  # a Jupyter notebook (.ipynb): see notebook/
     active: Optional[FrozenSet[str]] = None  # the prefilter's answer for ``content``, when the parent ran it
     key: str = ""  # the cache key of ``content``, when the parent computed it
+    python: Optional[str] = None  # the ``python`` setting for this file (environment.py), None: not set
+
+
+def _environment_key(path: str, python: Optional[str]) -> str:
+    """The fingerprint of the environment a lint of ``path`` reads installed packages from."""
+    from .environment import fingerprint, for_file
+
+    return fingerprint(for_file(path, python)) if path not in ("-", "<stdin>") else ""
 
 
 def _project_index(job: Job):
     """The project index of the file (of ``--stdin-filename`` for stdin), summaries cached with results."""
+    from .environment import configure
     from .semantic.project import ProjectIndex, configure_summary_cache
 
     configure_summary_cache(job.summary_cache)
+    configure(job.python)
     return ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
 
 
@@ -169,7 +179,8 @@ def process(job: Job) -> FileReport:
 
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
-    key = (job.key or cache_key(content, job.codes, job.notebook)) if job.cache else ""
+    key = (job.key or cache_key(content, job.codes, job.notebook, _environment_key(job.origin or job.path, job.python))
+           ) if job.cache else ""
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
     project = _project_index(job) if job.notebook or active else None
     diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, active)
@@ -306,7 +317,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         active = None if notebook else active_codes(content, codes)
         if notebook or active:
             job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir, notebook=notebook,
-                      active=active)
+                      active=active, python=settings.for_path(name).python if origin else settings.python)
             result = _lint_isolated([job], 1, timeout, Progress(1, False))[0]
         else:  # no rule can match: no worker, no parse
             result = FileReport("-", _undecodable("-", content), content=content)
@@ -325,6 +336,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
         for path in _big_files_first(files):
             codes = settings.codes_for(path, ALL_CODES)
+            python = settings.for_path(path).python
             notebook = is_notebook(path)
             try:
                 content: Optional[bytes] = read_source(path)
@@ -334,7 +346,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 continue
             except OSError:
                 content = None  # the worker reports it
-            key = cache_key(content, codes, notebook) if cache is not None and content is not None else ""
+            key = cache_key(content, codes, notebook, _environment_key(path, python)) \
+                if cache is not None and content is not None else ""
             entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
             if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
                 entry = None  # a module its result consulted changed
@@ -352,7 +365,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 bar.advance()
                 continue
             yield Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
-                      summary_cache=cache_dir, notebook=notebook, active=active, key=key)
+                      summary_cache=cache_dir, notebook=notebook, active=active, key=key, python=python)
 
     results.extend(_lint_isolated(pending(), jobs or os.cpu_count() or 1, timeout, bar))
     bar.close()

@@ -1,4 +1,4 @@
-"""The rule registry. One module per rule; add a new rule to ALL_RULES."""
+"""The rule registry. One module per rule; add a new rule to ALL_RULES (kept in code order)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from .tcl107_tensor_of_tensors import TensorOfTensors
 from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
+from .tcl111_discarded_tensor_conversion import DiscardedTensorConversion
+from .tcl115_detach_alias_mutated import DetachAliasMutated
 
-ALL_RULES: List[Type[Rule]] = [
+ALL_RULES: List[Type[Rule]] = sorted([
     TensorCopyConstruct,
     NewTensorFromTensor,
     CloneThenDetach,
@@ -27,6 +29,8 @@ ALL_RULES: List[Type[Rule]] = [
     ShallowCopyTensor,
     LiveStateDict,
     AccumulatedGraph,
-]
+    DetachAliasMutated,
+    DiscardedTensorConversion,
+], key=lambda rule: rule.code)
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

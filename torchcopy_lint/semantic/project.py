@@ -26,7 +26,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import project_files, project_kinds, project_names
+from .. import environment
+from . import project_files, project_kinds, project_names, site_packages
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
                             marked_root, module_name_for)
 from .project_store import Frame, ProjectStore
@@ -34,7 +35,7 @@ from .project_store import Frame, ProjectStore
 __all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
 
 _OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see ``ProjectIndex.for_path``)
-_stores: Dict[Tuple[str, Optional[str]], ProjectStore] = {}
+_stores: Dict[Tuple[str, Optional[str], Tuple[str, ...]], ProjectStore] = {}
 
 
 def _parents(directory: str, levels: int) -> Tuple[str, ...]:
@@ -79,10 +80,12 @@ class ProjectIndex:
         root = find_root(full)
         in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
         script_dir = None if in_package or directory == root else directory
-        store = _stores.get((root, script_dir))
+        found = environment.for_file(full)
+        library = found.site_packages if found is not None else ()
+        store = _stores.get((root, script_dir, library))
         if store is None:
             outer = () if in_package or marked_root(root) else _parents(root, _OUTER_LEVELS)
-            store = _stores[(root, script_dir)] = ProjectStore(root, script_dir, outer)
+            store = _stores[(root, script_dir, library)] = ProjectStore(root, script_dir, outer, library)
         return cls(store, module_name_for(root, full), os.path.basename(full) == "__init__.py")
 
     @staticmethod
@@ -90,6 +93,8 @@ class ProjectIndex:
         """Forget every file read and answer memoised (for a long-lived process whose files change)."""
         _stores.clear()
         project_files.forget()
+        site_packages.forget()
+        environment.forget()
 
     @staticmethod
     def refresh() -> bool:
