@@ -97,6 +97,11 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL110": (DOT + call_of("backward"),
                r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
+    # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
+    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
+               IN_PLACE_WRITE),
+    # a tensor kept by reference and then written in place (or stepped)
+    "TCL114": (IN_PLACE_WRITE,),
     # `.detach` or `.data`, and an in-place write
     "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
 }

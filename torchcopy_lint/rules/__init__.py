@@ -15,6 +15,8 @@ from .tcl107_tensor_of_tensors import TensorOfTensors
 from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
+from .tcl113_numpy_bridge_alias import NumpyBridgeAlias
+from .tcl114_reference_kept_as_snapshot import ReferenceKeptAsSnapshot
 from .tcl115_detach_alias_mutated import DetachAliasMutated
 
 ALL_RULES: List[Type[Rule]] = [
@@ -28,6 +30,8 @@ ALL_RULES: List[Type[Rule]] = [
     ShallowCopyTensor,
     LiveStateDict,
     AccumulatedGraph,
+    NumpyBridgeAlias,
+    ReferenceKeptAsSnapshot,
     DetachAliasMutated,
 ]
 
