@@ -36,6 +36,8 @@ SPLIT = {
     "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
+    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],
+    "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)"],
     "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
                "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
 }

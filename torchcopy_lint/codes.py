@@ -101,6 +101,11 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
     # a conversion method called somewhere (its statement is checked by the rule).
     "TCL111": (CONVERSION_CALL,),
+    # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
+    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
+               IN_PLACE_WRITE),
+    # a tensor kept by reference and then written in place (or stepped)
+    "TCL114": (IN_PLACE_WRITE,),
     # `.detach` or `.data`, and an in-place write
     "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
 }

@@ -16,6 +16,8 @@ from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
 from .tcl111_discarded_tensor_conversion import DiscardedTensorConversion
+from .tcl113_numpy_bridge_alias import NumpyBridgeAlias
+from .tcl114_reference_kept_as_snapshot import ReferenceKeptAsSnapshot
 from .tcl115_detach_alias_mutated import DetachAliasMutated
 
 ALL_RULES: List[Type[Rule]] = sorted([
@@ -29,6 +31,8 @@ ALL_RULES: List[Type[Rule]] = sorted([
     ShallowCopyTensor,
     LiveStateDict,
     AccumulatedGraph,
+    NumpyBridgeAlias,
+    ReferenceKeptAsSnapshot,
     DetachAliasMutated,
     DiscardedTensorConversion,
 ], key=lambda rule: rule.code)
