@@ -36,6 +36,8 @@ SPLIT = {
     "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
+    "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
+               "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 

@@ -65,6 +65,11 @@ STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
 
+#: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
+#: a subscript store, `out=`, or an optimizer's `step(`.
+IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
+                  + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
+
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
@@ -96,6 +101,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
     # a conversion method called somewhere (its statement is checked by the rule).
     "TCL111": (CONVERSION_CALL,),
+    # `.detach` or `.data`, and an in-place write
+    "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
 }
 
 RULE_CODES = tuple(TRIGGERS)

@@ -16,6 +16,7 @@ from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
 from .tcl111_discarded_tensor_conversion import DiscardedTensorConversion
+from .tcl115_detach_alias_mutated import DetachAliasMutated
 
 ALL_RULES: List[Type[Rule]] = [
     TensorCopyConstruct,
@@ -29,6 +30,7 @@ ALL_RULES: List[Type[Rule]] = [
     LiveStateDict,
     AccumulatedGraph,
     DiscardedTensorConversion,
+    DetachAliasMutated,
 ]
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -25,6 +25,10 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
   forward pass of the scopes around a node / of one scope (each runs once); ``Scope.bindings`` (key ->
   bindings), ``Scope.reads``, ``Scope.item_stores`` (``d[k] = v``, ``xs.append(v)``), ``Scope.returns``.
 
+- ``context.semantic.storage``: storage identity (storage.py): ``alias_of``/``root`` (views, ``.detach()``,
+  ``.data``, the numpy bridge), ``writes_at`` (in-place writes of a statement), ``Side``s and ``hazard``
+  (a path where one side is written in place and the other read afterwards).
+
 Cross-module facts come from ``project.ProjectIndex`` (``context.project``, may be None).
 """
 

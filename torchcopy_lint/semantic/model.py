@@ -55,6 +55,15 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.classes = Classes(self)
         self.calls = Calls(self)
+        self._storage = None
+
+    @property
+    def storage(self):
+        """Storage identity: aliases, in-place writes and reads after them (storage.py), made on first use."""
+        if self._storage is None:
+            from .storage import Storage
+            self._storage = Storage(self)
+        return self._storage
 
     def outside_project(self, qualified: str) -> bool:
         """Whether ``qualified`` names a well-known library the index need not be asked about

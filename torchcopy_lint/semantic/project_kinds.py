@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Set
 
 from . import external
-from .project import ProjectStore
+from .project_store import ProjectStore
 from .project_names import UNKNOWN, Ctx, Value, class_summary, find_method, instance, lookup, symbol_in
 
 NOT_TENSOR_KINDS = frozenset(["not-tensor", "record", "mapping", "number"])
