@@ -16,6 +16,7 @@ from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
 from .tcl111_discarded_tensor_conversion import DiscardedTensorConversion
+from .tcl112_list_of_one_tensor import ListOfOneTensor
 from .tcl115_detach_alias_mutated import DetachAliasMutated
 
 ALL_RULES: List[Type[Rule]] = [
@@ -30,6 +31,7 @@ ALL_RULES: List[Type[Rule]] = [
     LiveStateDict,
     AccumulatedGraph,
     DiscardedTensorConversion,
+    ListOfOneTensor,
     DetachAliasMutated,
 ]
 
