@@ -70,6 +70,9 @@ KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
 IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
                   + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
 
+#: TCL112's list: `[x] *` or `* [x]` (parentheses and gaps allowed between), not `**`/`*=`.
+LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
@@ -101,6 +104,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
     # a conversion method called somewhere (its statement is checked by the rule).
     "TCL111": (CONVERSION_CALL,),
+    # a list multiplied, and an in-place write.
+    "TCL112": (LIST_TIMES, IN_PLACE_WRITE),
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
     "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
                IN_PLACE_WRITE),

@@ -16,6 +16,7 @@ from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
 from .tcl111_discarded_tensor_conversion import DiscardedTensorConversion
+from .tcl112_list_of_one_tensor import ListOfOneTensor
 from .tcl113_numpy_bridge_alias import NumpyBridgeAlias
 from .tcl114_reference_kept_as_snapshot import ReferenceKeptAsSnapshot
 from .tcl115_detach_alias_mutated import DetachAliasMutated
@@ -31,10 +32,11 @@ ALL_RULES: List[Type[Rule]] = sorted([
     ShallowCopyTensor,
     LiveStateDict,
     AccumulatedGraph,
+    DiscardedTensorConversion,
+    ListOfOneTensor,
     NumpyBridgeAlias,
     ReferenceKeptAsSnapshot,
     DetachAliasMutated,
-    DiscardedTensorConversion,
 ], key=lambda rule: rule.code)
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -15,6 +15,7 @@ from ..semantic.syntax import all_params
 
 CONVERSIONS = frozenset(
     "to cuda cpu float half double bfloat16 long int bool contiguous detach clone".split())
+_DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
 _PREAMBLE = PREAMBLE.strip()  # a notebook's cells, linted as one program (notebook/program.py)
 _CELL_MARKER = "# torchcopy-lint cell "
 
@@ -65,16 +66,20 @@ class DiscardedTensorConversion(Rule):
         if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
             return
         method = call.func.attr.value
-        if method not in CONVERSIONS or self.context.kind_of(call.func.value) is not Kind.TENSOR:
+        if method not in CONVERSIONS:
             return
-        if self._displayed(node):
-            return
-        root, cloned = call.func.value, method == "clone"
+        root, chain = call.func.value, []
         while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) \
                 and root.func.attr.value in CONVERSIONS:
-            cloned = cloned or root.func.attr.value == "clone"
+            chain.append(root.func.attr.value)
             root = root.func.value
-        replacement = None if cloned else self._assignment(node, root)
+        # The chain's first receiver must be a known tensor: the model takes `unknown.float()` for a
+        # tensor (a cast), and on a module `module.float().cuda()` is in place.
+        if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node):
+            return
+        if self.context.value_of(root).kind is Kind.PARAMETER and {method, *chain} & _DEVICE_MOVES:
+            return  # Parameter subclasses (bitsandbytes' Params4bit) move and quantize in place
+        replacement = None if "clone" in (method, *chain) else self._assignment(node, root)
         self.report(call, self._message(call, method, root), replacement=replacement, target=node,
                     applicability=Applicability.UNSAFE)
 
