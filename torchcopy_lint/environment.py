@@ -20,7 +20,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["ROOT_MARKERS", "Environment", "configure", "environment_at", "for_file", "fingerprint"]
 
@@ -28,7 +28,7 @@ ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")  # what makes
 _MAX_CFG_BYTES = 64 * 1024
 _VERSION_DIR = re.compile(r"^(?:python|pypy)(\d+)\.(\d+)t?$")
 _UNSET = object()
-_configured: object = _UNSET  # the run's ``python`` setting (None: not set); _UNSET: ask the configuration
+_configured: object = _UNSET  # the run's {python, src} settings (see ``configure``); _UNSET: ask the configuration
 _discovered: Dict[Tuple[str, Optional[str], Optional[str]], Optional["Environment"]] = {}
 
 
@@ -151,20 +151,22 @@ def environment_at(location: str, origin: str) -> Optional[Environment]:
     return Environment(origin, location, tuple(folders))
 
 
-def configure(python: Optional[str]) -> None:
-    """The run's ``python`` setting (an absolute path, or None for none): set by the runner, so that
-    front ends that do not call it (the server, flake8) read the configuration instead."""
+def configure(python: Optional[str], src: Tuple[str, ...] = ()) -> None:
+    """The run's ``python`` and ``src`` settings for the file being linted (absolute; None / () when not
+    set): set by the runner, so that front ends that do not call it (the server, flake8) read the
+    file's configuration instead."""
     global _configured
-    _configured = python
+    _configured = {"python": python, "src": tuple(src)}
 
 
-def _setting_for(path: str) -> Optional[str]:
-    if _configured is not _UNSET:
-        return _configured  # type: ignore[return-value]
+def run_setting(path: str, name: str) -> Any:
+    """The ``python`` or ``src`` setting that applies to ``path``: as configured, else read."""
+    if isinstance(_configured, dict):
+        return _configured[name]
     from .config import ConfigError, settings_for
 
     try:
-        return settings_for(path).python
+        return getattr(settings_for(path), name)
     except ConfigError:
         return None
 
@@ -174,7 +176,7 @@ def for_file(path: str, python: object = _UNSET) -> Optional[Environment]:
     configured for the run, else read from the file's configuration), else ``VIRTUAL_ENV``, else the
     nearest ``.venv``/``venv`` with a ``pyvenv.cfg`` in the file's folder or above it, up to the
     project root (the first folder with a root marker)."""
-    setting = _setting_for(path) if python is _UNSET else python
+    setting = run_setting(path, "python") if python is _UNSET else python
     virtual_env = os.environ.get("VIRTUAL_ENV") or None
     directory = os.path.dirname(os.path.abspath(path))
     key = (directory, setting, virtual_env)  # type: ignore[assignment]

@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from .. import environment
 from ..cache import DIRECTORY
 from . import project_files
+from .roots import configured_roots, local_root
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, file_data,
                             find_root, marked_root, module_name_for, stamp)
 
@@ -33,7 +34,7 @@ _OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see 
 _MAX_FRAMES = 150  # nested questions; deeper chains are answered None (and not memoised)
 _NOT_CUT = 1 << 30
 
-_stores: Dict[Tuple[str, Optional[str], Tuple[str, ...]], "ProjectStore"] = {}
+_stores: Dict[tuple, "ProjectStore"] = {}  # (root, script_dir, library, roots) -> store
 
 
 class _Frame:
@@ -60,11 +61,13 @@ class ProjectStore:
     """
 
     def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = (),
-                 library: Tuple[str, ...] = ()) -> None:
+                 library: Tuple[str, ...] = (), roots: Tuple[str, ...] = ()) -> None:
         self.root = root
         self.library = library  # the environment's site-packages folders (semantic/site_packages.py)
-        self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir, *outer_dirs)
-                                     if d and d != root and os.path.isdir(d)]
+        self.search_dirs = [root]  # then src/, the file's own root, ``src`` roots (semantic/roots.py)
+        for d in (os.path.join(root, "src"), script_dir, *roots, *outer_dirs):
+            if d and d not in self.search_dirs and os.path.isdir(d):
+                self.search_dirs.append(d)
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
         self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
         self._active: Dict[tuple, int] = {}
@@ -210,13 +213,15 @@ class ProjectIndex:
             return cls()
         root = find_root(full)
         in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
-        script_dir = None if in_package or directory == root else directory
+        script_dir = local_root(full, root)  # a script's folder, or the parent of a nested package
         found = environment.for_file(full)
         library = found.site_packages if found is not None else ()
-        store = _stores.get((root, script_dir, library))
+        extra = configured_roots(full)
+        key = (root, script_dir, library, extra)
+        store = _stores.get(key)
         if store is None:
             outer = () if in_package or marked_root(root) else _parents(root, _OUTER_LEVELS)
-            store = _stores[(root, script_dir, library)] = ProjectStore(root, script_dir, outer, library)
+            store = _stores[key] = ProjectStore(root, script_dir, outer, library, extra)
         return cls(store, module_name_for(root, full), os.path.basename(full) == "__init__.py")
 
     @staticmethod
