@@ -81,5 +81,8 @@ def test_end_to_end_nested_package_and_src(tmp_path):
     (root / "pyproject.toml").write_text('[tool.torchcopy-lint]\nsrc = ["libs/common"]\n')
     cache = ("--cache-dir", str(tmp_path / "cache"))
     assert _lint(root, *cache, "apps") == [("run.py", 13, "TCL105")]
+    shown = subprocess.run([sys.executable, "-m", "torchcopy_lint", "--show-settings", "apps"], cwd=root,
+                           capture_output=True).stdout.decode()
+    assert f'src = ["{root / "libs" / "common"}"]' in shown
     (root / "pyproject.toml").write_text("[tool.torchcopy-lint]\nsrc = []\n")
     assert _lint(root, *cache, "apps") == []  # a cached result does not outlive its roots
