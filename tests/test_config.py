@@ -40,6 +40,8 @@ BAD_CONFIGS = [
     ("file-timeout = true", "file-timeout: expected a number of seconds >= 0", "found a boolean true"),
     ('file-timeout = "10"', "file-timeout: expected a number of seconds >= 0", 'found a string "10"'),
     ("file-timeout = inf", "file-timeout: expected a number of seconds >= 0", "found a float"),
+    ('src = "libs"', "src: expected an array of paths", 'found a string "libs"'),
+    ("src = [1]", "src[0]: expected a path", "found an integer 1"),
     ("python = 3", "python: expected a path", "found an integer 3"),
     ('python = ""', "python: expected a path", 'found a string ""'),
     ('python = "no/such/venv"', "python: 'no/such/venv' is not a Python environment", "site-packages folder"),

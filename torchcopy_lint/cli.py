@@ -223,6 +223,7 @@ def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> in
         "extend-exclude": list(settings.extend_exclude),
         "force-exclude": settings.force_exclude,
         "file-timeout": settings.file_timeout,
+        "src": list(settings.src),
         "python": settings.python,
         "environment": _environment(settings, path),
     }

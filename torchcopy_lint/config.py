@@ -86,6 +86,7 @@ class Settings:
     file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
     project_root: Optional[str] = None
     python: Optional[str] = None  # the Python environment (absolute), see environment.py; None: discovered
+    src: Tuple[str, ...] = ()  # more import roots (absolute), see semantic/roots.py
     config_path: Optional[str] = None  # the pyproject.toml read, if any
     # Set for a run over a tree: each path takes the nearest configuration above it, with these
     # (command-line) overrides on top, as ruff's hierarchical configuration does.
@@ -236,6 +237,9 @@ def load_settings(pyproject: Optional[str]) -> Settings:
     selection = Selection(values.pop("select", None), values.pop("extend_select", ()), values.pop("ignore", ()))
     if not selection.empty:
         settings.selections.append(selection)
+    if "src" in values:
+        values["src"] = tuple(os.path.normpath(os.path.join(settings.project_root, os.path.expanduser(folder)))
+                              for folder in values["src"])
     if "python" in values:
         values["python"] = checked_python(values["python"], settings.project_root,
                                           f"{pyproject}: [tool.torchcopy-lint] python")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .config import ConfigError, settings_for
 from .python_env import Environment, environment_at, read_cfg, read_regular
@@ -26,22 +26,24 @@ __all__ = ["ROOT_MARKERS", "Environment", "configure", "environment_at", "for_fi
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")  # what makes a folder a project root
 _UNSET = object()
-_configured: object = _UNSET  # the run's ``python`` setting (None: not set); _UNSET: ask the configuration
+_configured: object = _UNSET  # the run's {python, src} settings (see ``configure``); _UNSET: ask the configuration
 _discovered: Dict[Tuple[str, Optional[str], Optional[str]], Optional["Environment"]] = {}
 
 
-def configure(python: Optional[str]) -> None:
-    """The run's ``python`` setting (an absolute path, or None for none): set by the runner, so that
-    front ends that do not call it (the server, flake8) read the configuration instead."""
+def configure(python: Optional[str], src: Tuple[str, ...] = ()) -> None:
+    """The run's ``python`` and ``src`` settings for the file being linted (absolute; None / () when not
+    set): set by the runner, so that front ends that do not call it (the server, flake8) read the
+    file's configuration instead."""
     global _configured
-    _configured = python
+    _configured = {"python": python, "src": tuple(src)}
 
 
-def _setting_for(path: str) -> Optional[str]:
-    if _configured is not _UNSET:
-        return _configured  # type: ignore[return-value]
+def run_setting(path: str, name: str) -> Any:
+    """The ``python`` or ``src`` setting that applies to ``path``: as configured, else read."""
+    if isinstance(_configured, dict):
+        return _configured[name]
     try:
-        return settings_for(path).python
+        return getattr(settings_for(path), name)
     except ConfigError:
         return None
 
@@ -51,7 +53,7 @@ def for_file(path: str, python: object = _UNSET) -> Optional[Environment]:
     configured for the run, else read from the file's configuration), else ``VIRTUAL_ENV``, else the
     nearest ``.venv``/``venv`` with a ``pyvenv.cfg`` in the file's folder or above it, up to the
     project root (the first folder with a root marker)."""
-    setting = _setting_for(path) if python is _UNSET else python
+    setting = run_setting(path, "python") if python is _UNSET else python
     virtual_env = os.environ.get("VIRTUAL_ENV") or None
     directory = os.path.dirname(os.path.abspath(path))
     key = (directory, setting, virtual_env)  # type: ignore[assignment]

@@ -143,13 +143,16 @@ class Job:
     active: Optional[FrozenSet[str]] = None  # the prefilter's answer for ``content``, when the parent ran it
     key: str = ""  # the cache key of ``content``, when the parent computed it
     python: Optional[str] = None  # the ``python`` setting for this file (environment.py), None: not set
+    src: Tuple[str, ...] = ()  # the ``src`` setting for this file (semantic/roots.py)
 
 
-def _environment_key(path: str, python: Optional[str]) -> str:
-    """The fingerprint of the environment a lint of ``path`` reads installed packages from."""
+def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...]) -> str:
+    """What a lint of ``path`` depends on besides files: the environment it reads installed packages
+    from (its fingerprint) and the ``src`` roots."""
     from .environment import fingerprint, for_file
 
-    return fingerprint(for_file(path, python)) if path not in ("-", "<stdin>") else ""
+    found = fingerprint(for_file(path, python)) if path not in ("-", "<stdin>") else ""
+    return found + "".join(f"\0{folder}" for folder in src)
 
 
 def _project_index(job: Job):
@@ -158,7 +161,7 @@ def _project_index(job: Job):
     from .semantic.project import ProjectIndex, configure_summary_cache
 
     configure_summary_cache(job.summary_cache)
-    configure(job.python)
+    configure(job.python, job.src)
     return ProjectIndex.for_path(job.origin if job.path == "-" else job.path)
 
 
@@ -179,7 +182,7 @@ def process(job: Job) -> FileReport:
 
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
-    key = (job.key or cache_key(content, job.codes, job.notebook, _environment_key(job.origin or job.path, job.python))
+    key = (job.key or cache_key(content, job.codes, job.notebook, _environment_key(job.origin or job.path, job.python, job.src))
            ) if job.cache else ""
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
     project = _project_index(job) if job.notebook or active else None
@@ -313,11 +316,12 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         name, content = stdin
         codes = settings.codes_for(name, ALL_CODES)
         origin = name if name not in ("-", "<stdin>") else None
+        local = settings.for_path(name) if origin else settings
         notebook = is_notebook(name)
         active = None if notebook else active_codes(content, codes)
         if notebook or active:
             job = Job("-", codes, mode, unsafe, content, origin=origin, summary_cache=cache_dir, notebook=notebook,
-                      active=active, python=settings.for_path(name).python if origin else settings.python)
+                      active=active, python=local.python, src=local.src)
             result = _lint_isolated([job], 1, timeout, Progress(1, False))[0]
         else:  # no rule can match: no worker, no parse
             result = FileReport("-", _undecodable("-", content), content=content)
@@ -336,7 +340,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
         for path in _big_files_first(files):
             codes = settings.codes_for(path, ALL_CODES)
-            python = settings.for_path(path).python
+            local = settings.for_path(path)
             notebook = is_notebook(path)
             try:
                 content: Optional[bytes] = read_source(path)
@@ -346,7 +350,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 continue
             except OSError:
                 content = None  # the worker reports it
-            key = cache_key(content, codes, notebook, _environment_key(path, python)) \
+            key = cache_key(content, codes, notebook, _environment_key(path, local.python, local.src)) \
                 if cache is not None and content is not None else ""
             entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
             if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
@@ -365,7 +369,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 bar.advance()
                 continue
             yield Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
-                      summary_cache=cache_dir, notebook=notebook, active=active, key=key, python=python)
+                      summary_cache=cache_dir, notebook=notebook, active=active, key=key, python=local.python,
+                      src=local.src)
 
     results.extend(_lint_isolated(pending(), jobs or os.cpu_count() or 1, timeout, bar))
     bar.close()

@@ -31,11 +31,12 @@ from . import project_files, project_kinds, project_names, site_packages
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
                             marked_root, module_name_for)
 from .project_store import Frame, ProjectStore
+from .roots import configured_roots, local_root
 
 __all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
 
 _OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see ``ProjectIndex.for_path``)
-_stores: Dict[Tuple[str, Optional[str], Tuple[str, ...]], ProjectStore] = {}
+_stores: Dict[tuple, ProjectStore] = {}  # (root, script_dir, library, roots) -> store
 
 
 def _parents(directory: str, levels: int) -> Tuple[str, ...]:
@@ -79,13 +80,15 @@ class ProjectIndex:
             return cls()
         root = find_root(full)
         in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
-        script_dir = None if in_package or directory == root else directory
+        script_dir = local_root(full, root)  # a script's folder, or the parent of a nested package
         found = environment.for_file(full)
         library = found.site_packages if found is not None else ()
-        store = _stores.get((root, script_dir, library))
+        extra = configured_roots(full)
+        key = (root, script_dir, library, extra)
+        store = _stores.get(key)
         if store is None:
             outer = () if in_package or marked_root(root) else _parents(root, _OUTER_LEVELS)
-            store = _stores[(root, script_dir, library)] = ProjectStore(root, script_dir, outer, library)
+            store = _stores[key] = ProjectStore(root, script_dir, outer, library, extra)
         return cls(store, module_name_for(root, full), os.path.basename(full) == "__init__.py")
 
     @staticmethod

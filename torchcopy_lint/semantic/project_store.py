@@ -47,11 +47,13 @@ class ProjectStore:
     """
 
     def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = (),
-                 library: Tuple[str, ...] = ()) -> None:
+                 library: Tuple[str, ...] = (), roots: Tuple[str, ...] = ()) -> None:
         self.root = root
         self.library = library  # the environment's site-packages folders (semantic/site_packages.py)
-        self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir, *outer_dirs)
-                                     if d and d != root and os.path.isdir(d)]
+        self.search_dirs = [root]  # then src/, the file's own root, ``src`` roots (semantic/roots.py)
+        for d in (os.path.join(root, "src"), script_dir, *roots, *outer_dirs):
+            if d and d not in self.search_dirs and os.path.isdir(d):
+                self.search_dirs.append(d)
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
         self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
         self._active: Dict[tuple, int] = {}
