@@ -283,6 +283,12 @@ class ProjectIndex:
         from . import project_kinds
         return self._ask(project_kinds.function_alternatives, qualified)
 
+    def method_of(self, class_qualified: str, name: str) -> Optional[str]:
+        """The qualified method ``name`` of the class, defined in it or in its project bases; None."""
+        from . import project_names
+        found = self._ask(project_names.find_method, self.resolve(class_qualified) or class_qualified, name)
+        return found[0] if found else None
+
     def attribute_kind(self, class_qualified: str, attr: str) -> Optional[str]:
         """The kind of ``self.<attr>`` of the class, from every assignment in its methods (and its
         project bases), a class-level annotation, or a module-only method called on it; None."""

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Set
 
+from .. import knowledge
 from . import external
 from .project import ProjectStore
 from .project_names import UNKNOWN, Ctx, Value, class_summary, find_method, instance, lookup, symbol_in
 
 NOT_TENSOR_KINDS = frozenset(["not-tensor", "record", "mapping", "number"])
 MODULE_PRESERVING = frozenset("eval train to cuda cpu float double half bfloat16 requires_grad_ share_memory".split())
-TENSOR_METHODS = frozenset(
-    "clone detach to cuda cpu float double half bfloat16 long int bool contiguous view reshape".split()
-)
 MODULE_NOT_TENSOR_METHODS = frozenset(
     "parameters named_parameters modules named_modules children named_children buffers named_buffers".split()
 )
@@ -339,8 +337,8 @@ def _method_call(ctx: Ctx, receiver: Value, method: str, args: Sequence[Any]) ->
         if method in MODULE_NOT_TENSOR_METHODS:
             return ("not-tensor", None)
         return ("mapping", None) if method == "state_dict" else UNKNOWN
-    if kind in ("tensor", "parameter") and method in TENSOR_METHODS:
-        return ("tensor", None)
+    if kind in ("tensor", "parameter") and knowledge.plain_kind("tensor_methods", method) in ("tensor", "number"):
+        return (knowledge.plain_kind("tensor_methods", method), None)  # what torch's annotations say
     if kind == "unknown" and method in ("eval", "train"):
         return ("module", None)  # module-only methods that return the module
     return UNKNOWN
