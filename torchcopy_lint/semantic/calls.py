@@ -103,6 +103,14 @@ class Calls:
             return found if found is not None and found.kind is Kind.MODULE and attr == "module" else UNKNOWN
         return _project_value(returned)
 
+    def _own_function(self, name: str, call: cst.Call, depth: int) -> Value:
+        """A module-level function of this file, as the project index reads it (it knows functions that
+        return one of their arguments, ``def adapt(model, ...): ...; return model``)."""
+        module_name = getattr(self.model.project, "module_name", None)
+        if not module_name:
+            return UNKNOWN
+        return known(self.project(f"{module_name}.{name}", call, depth))
+
     def mapping(self, call: cst.Call, depth: int) -> Value:
         items = [self.evaluator.value(a.value, depth + 1) for a in call.args if a.keyword is not None]
         return Value(Kind.MAPPING, item=join(items) if items and len(items) == len(call.args) else None)
@@ -116,7 +124,10 @@ class Calls:
             if hows == {"class"}:
                 return join([self.model.classes.instance(b.node) for b in bindings])
             if hows == {"def"}:
-                return join([self.model.classes.returns(b.node) for b in bindings])
+                found = join([self.model.classes.returns(b.node) for b in bindings])
+                if known(found).kind is Kind.UNKNOWN and len(bindings) == 1 and bindings[0].scope.kind == "module":
+                    return self._own_function(name, call, depth)  # `return model`: what it was given
+                return found
             b = bindings[0]
             if len(bindings) == 1 and b.how == "assign" and not b.path and isinstance(b.value, cst.Call) \
                     and self.imports.qualified_name(b.value.func) in v.RECORD_CLASS_FACTORIES:

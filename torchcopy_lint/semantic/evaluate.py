@@ -378,7 +378,7 @@ class Evaluator:
         elif isinstance(func, cst.Attribute):
             found = self.model.calls.method(func, e, depth)
         else:
-            return UNKNOWN
+            found = UNKNOWN  # `Net()(x)`
         if found is not None and found.kind is Kind.UNKNOWN:
             module = self.value(func, depth + 1)
             if module is not None and module.kind is Kind.MODULE:

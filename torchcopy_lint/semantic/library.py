@@ -201,10 +201,9 @@ class ModuleCalls:
             return UNKNOWN
         index = self.model.project
         cls = index.resolve(cls) or cls if index is not None else cls
-        if index is None or index.module_class_kind(cls) != "module" \
-                or index.function_returns(f"{cls}.__call__") is not None:
+        if index is None or index.module_class_kind(cls) != "module":
             return UNKNOWN
-        returned = index.function_return(f"{cls}.forward")
+        returned = index.call_kind(cls)
         kind = {"tensor": TENSOR, "parameter": TENSOR, "tensor-list": Value(Kind.TENSOR_LIST)}.get(returned or "")
         return kind if kind is not None else UNKNOWN
 

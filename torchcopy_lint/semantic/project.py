@@ -283,6 +283,12 @@ class ProjectIndex:
         from . import project_kinds
         return self._ask(project_kinds.function_alternatives, qualified)
 
+    def call_kind(self, class_qualified: str) -> Optional[str]:
+        """What calling an instance of the module class returns: its ``forward``'s kind (a project
+        forward, or an ``nn`` layer's as torch's annotations say); None when unknown."""
+        from . import project_calls
+        return self._ask(project_calls.instance_call, self.resolve(class_qualified) or class_qualified)
+
     def method_of(self, class_qualified: str, name: str) -> Optional[str]:
         """The qualified method ``name`` of the class, defined in it or in its project bases; None."""
         from . import project_names

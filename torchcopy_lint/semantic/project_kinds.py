@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set
 from .. import knowledge
 from . import external
 from .project import ProjectStore
+from .project_calls import module_call
 from .project_names import UNKNOWN, Ctx, Value, class_summary, find_method, instance, lookup, symbol_in
 
 NOT_TENSOR_KINDS = frozenset(["not-tensor", "record", "mapping", "number"])
@@ -66,7 +67,7 @@ def attr_of(ctx: Ctx, value: Value, attr: str) -> Value:
             return found
     if kind == "module" and attr == "module":
         return ("module", None)  # DataParallel / DistributedDataParallel unwrap
-    if kind == "module" and cls is None and attr in ("weight", "bias"):
+    if kind == "module" and (cls is None or cls.startswith("torch.nn.")) and attr in ("weight", "bias"):
         return ("parameter", None)
     if kind in ("tensor", "parameter") and attr in ("data", "grad", "T"):
         return ("tensor", None)
@@ -94,7 +95,7 @@ def _function_alternatives(store: ProjectStore, qualified: str) -> List[tuple]:
         return [("v", "not-tensor", None)]
     if fn["async"]:
         return [("v",) + UNKNOWN]
-    ctx = Ctx(store, module, cls=cls, params=fn["params"])
+    ctx = Ctx(store, module, cls=cls, params=fn["params"], receiver=instance(store, cls) if cls else None)
     out: List[tuple] = []
     for fact in fn["ret"] or [["k", "none"]]:
         out.extend(_alternatives(ctx, fact, ""))
@@ -319,7 +320,9 @@ def _call(ctx: Ctx, fact: List[Any]) -> Value:
         if sym[1] in external.COPY_FUNCTIONS:
             return evaluate(ctx, args[0]) if args else UNKNOWN
         kind = external.call_kind(sym[1])
-        return (kind, None) if kind else UNKNOWN
+        return (kind, sym[1] if kind == "module" else None) if kind else UNKNOWN
+    if sym[0] == "value":  # `net(x)` for a module-level `net = Net()`
+        return module_call(ctx, evaluate(ctx, callee), args, kwargs)
     return UNKNOWN
 
 
@@ -331,6 +334,10 @@ def _method_call(ctx: Ctx, receiver: Value, method: str, args: Sequence[Any]) ->
             if "staticmethod" in found[1]["deco"] or "classmethod" in found[1]["deco"]:
                 return call_function(ctx.store, found[0], ctx, args, {})
             return call_function(ctx.store, found[0], ctx, args, {}, receiver=receiver)
+    if kind == "module" and cls is not None and method not in MODULE_PRESERVING:
+        held = attribute_value(ctx.store, cls, method)  # `self.fc(x)`: calling a module attribute
+        if held[0] == "module":
+            return module_call(ctx, held, args, {})
     if kind == "module":
         if method in MODULE_PRESERVING:
             return receiver
