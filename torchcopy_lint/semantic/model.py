@@ -22,6 +22,7 @@ from .evaluate import Evaluator
 from .flow import FlowPass
 from .syntax import all_params, buffer_key, target_keys
 from .guards import Guards
+from .library import ModuleCalls
 from .kinds import UNKNOWN, Kind, Value, join, known
 from .scopes import Binding, Loop, Read, Scope, State
 from . import vocabulary as v
@@ -55,6 +56,7 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.classes = Classes(self)
         self.calls = Calls(self)
+        self.module_calls = ModuleCalls(self)
         self._storage = None
 
     @property

@@ -163,6 +163,16 @@ class ProjectIndex:
         """Every alternative ``function_return`` joined (kinds, "arg:i[.path]", "unknown")."""
         return self._ask(project_kinds.function_alternatives, qualified)
 
+    def call_kind(self, class_qualified: str) -> Optional[str]:
+        """What calling an instance of the module class returns: its ``forward``'s kind (a project
+        forward, or an ``nn`` layer's as torch's annotations say); None when unknown."""
+        return self._ask(project_kinds.instance_call, self.resolve(class_qualified) or class_qualified)
+
+    def method_of(self, class_qualified: str, name: str) -> Optional[str]:
+        """The qualified method ``name`` of the class, defined in it or in its project bases; None."""
+        found = self._ask(project_names.find_method, self.resolve(class_qualified) or class_qualified, name)
+        return found[0] if found else None
+
     def attribute_kind(self, class_qualified: str, attr: str) -> Optional[str]:
         """The kind of ``self.<attr>`` of the class, from every assignment in its methods (and its
         project bases), a class-level annotation, or a module-only method called on it; None."""
