@@ -15,6 +15,9 @@ from .tcl107_tensor_of_tensors import TensorOfTensors
 from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
+from .tcl116_create_then_convert import CreateThenConvert
+from .tcl117_convert_then_detach import ConvertThenDetach
+from .tcl118_clone_then_convert import CloneThenConvert
 
 ALL_RULES: List[Type[Rule]] = [
     TensorCopyConstruct,
@@ -27,6 +30,9 @@ ALL_RULES: List[Type[Rule]] = [
     ShallowCopyTensor,
     LiveStateDict,
     AccumulatedGraph,
+    CreateThenConvert,
+    ConvertThenDetach,
+    CloneThenConvert,
 ]
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
