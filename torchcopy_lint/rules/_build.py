@@ -81,3 +81,12 @@ def with_keywords(call: cst.Call, values: Dict[str, cst.BaseExpression]) -> cst.
         missing = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
                    for arg in missing[:-1]] + missing[-1:]
     return call.with_changes(args=args + missing)
+
+
+def call_before(node: cst.Call, name: str) -> Optional[cst.Call]:
+    """``x.a(...)`` when ``node`` is ``x.a(...).name()`` (``name`` called without arguments)."""
+    func = node.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != name or node.args \
+            or not isinstance(func.value, cst.Call):
+        return None
+    return func.value

@@ -7,7 +7,7 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..semantic import Kind
-from ._build import method, swapped
+from ._build import call_before, method, swapped
 
 
 class CloneThenDetach(Rule):
@@ -35,11 +35,8 @@ class CloneThenDetach(Rule):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "detach" or node.args:
-            return
-        inner = func.value
-        if not isinstance(inner, cst.Call):
+        inner = call_before(node, "detach")
+        if inner is None:
             return
         if self.context.qualified_name(inner.func) == "torch.clone":
             self._report_function_form(node, inner)

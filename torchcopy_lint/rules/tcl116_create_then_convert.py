@@ -148,7 +148,7 @@ class CreateThenConvert(Rule):
             applicability = Applicability.UNSAFE  # linspace/arange of floats: another device may round otherwise
         if "dtype" in target:
             source = _keyword(creation, "dtype")
-            if not same_values(self.context, fill_range(creation, name), source, target["dtype"]):
+            if not same_values(self.context, name, fill_range(creation, name), source, target["dtype"]):
                 return None
         return with_keywords(creation, target), applicability
 

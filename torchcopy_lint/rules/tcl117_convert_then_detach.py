@@ -7,7 +7,7 @@ import libcst as cst
 from ..codes import CONVERSION_CALL, KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
 from ..semantic import Kind
-from ._build import swapped
+from ._build import call_before, swapped
 from ._convert import conversion_name, receiver
 
 
@@ -44,11 +44,8 @@ class ConvertThenDetach(Rule):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "detach" or node.args:
-            return
-        inner = func.value
-        if not isinstance(inner, cst.Call):
+        inner = call_before(node, "detach")
+        if inner is None:
             return
         method = conversion_name(inner)
         if method is None or any(arg.star for arg in inner.args):
