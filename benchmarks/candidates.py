@@ -22,6 +22,9 @@ import corpus  # noqa: E402
 
 Site = Tuple[int, str]  # (line, code)
 LIKE = {"empty_like", "zeros_like", "ones_like"}
+CONVERSIONS = set("to cuda cpu float half double long int bool bfloat16 byte char short".split())
+CREATIONS = set("zeros ones full empty eye arange linspace tensor zeros_like ones_like full_like empty_like rand randn "
+                "randint randperm rand_like randn_like randint_like normal from_numpy as_tensor".split())
 
 
 def _name(node: ast.AST) -> str:
@@ -85,6 +88,14 @@ def _call_sites(node: ast.Call) -> Iterator[Site]:
             yield node.lineno, "TCL106"
     if func in ("copy.copy", "copy") and len(args) == 1 and not node.keywords:
         yield node.lineno, "TCL108"
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+        inner = _name(node.func.value.func).rsplit(".", 1)[-1]
+        if last in CONVERSIONS and inner in CREATIONS:  # random constructors and from_numpy too: the traps
+            yield node.lineno, "TCL116"
+        if last == "detach" and inner in CONVERSIONS:
+            yield node.lineno, "TCL117"
+        if last in CONVERSIONS and inner == "clone":
+            yield node.lineno, "TCL118"
 
 
 def _is_state_dict_value(node: ast.AST) -> bool:

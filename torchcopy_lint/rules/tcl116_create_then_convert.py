@@ -11,9 +11,10 @@ from ..diagnostics import Applicability
 from ..engine import Rule
 from ..imports import dotted_name
 from ..semantic import Kind
+from ..walk import every_descendant
 from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
-from ._exact import DEVICE_EXACT, classify, cuda_device, fill_range, integer, same_values
+from ._exact import DEVICE_EXACT, classify, cuda_device, dtype_name, fill_range, integer, same_values
 
 _CREATORS = frozenset("zeros ones full empty eye arange linspace tensor zeros_like ones_like full_like "
                       "empty_like".split())
@@ -35,7 +36,8 @@ class CreateThenConvert(Rule):
     ``.cuda()``, ``.float()``, ``.half()``, ``.double()``, ``.long()``, ``.int()``, ``.bool()`` or
     ``.bfloat16()``. Not flagged: random constructors (given ``dtype=`` or ``device=`` they draw
     other numbers), ``from_numpy``/``as_tensor``, ``torch.tensor(t)`` of a tensor (TCL101), and
-    a ``.to(.., non_blocking=..)`` (an explicit transfer). The fix moves the argument into the
+    a ``.to(.., non_blocking=..)`` (an explicit transfer), and a dtype conversion that is part of the
+    computation (after a creation that names its own dtype, or truncating a ``linspace``). The fix moves the argument into the
     creation call and is safe only where the values are provably the same (see the docs page).
     """
 
@@ -76,7 +78,7 @@ class CreateThenConvert(Rule):
         if name == "tensor" and creation.args and self.context.kind_of(creation.args[0].value) is Kind.TENSOR:
             return  # torch.tensor(t) of a tensor: TCL101
         target = self._target(node, func.attr.value, creation)
-        if target is None:
+        if target is None or "device" not in target and self._deliberate(creation, name, target):
             return
         fix = self._fix(creation, name, target) if target else None
         message = self.message.format(creation=dotted_name(creation.func) or name,
@@ -136,6 +138,19 @@ class CreateThenConvert(Rule):
                 or set(keywords) - {"device", "dtype"}:
             return {}  # `copy=`, `memory_format=`: more than a move
         return target
+
+    def _deliberate(self, creation: cst.Call, name: str, target: Target) -> bool:
+        """A dtype conversion that is part of the computation, not a wasted copy: after a creation that names
+        its own dtype (`arange(n, dtype=torch.int64).float()`: exact integers first, on purpose), or the
+        truncation of a `linspace` or of an `arange` with a fractional step to integers."""
+        if _keyword(creation, "dtype") is not None:
+            return True
+        wanted = dtype_name(self.context, target.get("dtype"))
+        if name not in ("linspace", "arange") or wanted is None or wanted.startswith(("float", "complex", "bfloat")):
+            return False
+        return name == "linspace" or any(isinstance(n, (cst.Float, cst.BinaryOperation)) and (
+            isinstance(n, cst.Float) or isinstance(n.operator, cst.Divide)) for arg in creation.args
+            for n in every_descendant(arg.value))
 
     def _fix(self, creation: cst.Call, name: str, target: Target) \
             -> Optional[Tuple[cst.Call, Applicability]]:
