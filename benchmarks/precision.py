@@ -41,7 +41,10 @@ import candidates as candidate_sites  # noqa: E402
 import corpus  # noqa: E402
 
 LABELS = HERE / "labels.tsv"
-CODES = tuple(f"TCL1{n:02d}" for n in range(1, 11))
+try:  # the rule table (importable without LibCST or torch)
+    from torchcopy_lint.codes import RULE_CODES as CODES
+except ImportError:  # pragma: no cover - a checkout without the package on the path
+    CODES = tuple(f"TCL1{n:02d}" for n in range(1, 11))
 SEED = 20260522
 FIELDS = ("package", "version", "path", "line", "code", "label", "reason")
 

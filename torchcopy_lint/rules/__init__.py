@@ -20,6 +20,9 @@ from .tcl112_list_of_one_tensor import ListOfOneTensor
 from .tcl113_numpy_bridge_alias import NumpyBridgeAlias
 from .tcl114_reference_kept_as_snapshot import ReferenceKeptAsSnapshot
 from .tcl115_detach_alias_mutated import DetachAliasMutated
+from .tcl116_create_then_convert import CreateThenConvert
+from .tcl117_convert_then_detach import ConvertThenDetach
+from .tcl118_clone_then_convert import CloneThenConvert
 
 ALL_RULES: List[Type[Rule]] = sorted([
     TensorCopyConstruct,
@@ -37,6 +40,9 @@ ALL_RULES: List[Type[Rule]] = sorted([
     NumpyBridgeAlias,
     ReferenceKeptAsSnapshot,
     DetachAliasMutated,
+    CreateThenConvert,
+    ConvertThenDetach,
+    CloneThenConvert,
 ], key=lambda rule: rule.code)
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
