@@ -64,7 +64,7 @@ class ReferenceKeptAsSnapshot(AliasRule):
         target = node.targets[0].target
         if isinstance(target, cst.Subscript):
             container = target.value
-            if dotted_name(container) is not None:
+            if dotted_name(container) is not None and self._is_container(container):
                 self._stored(node.value, container, None)
             return
         key = dotted_name(target)
@@ -120,6 +120,13 @@ class ReferenceKeptAsSnapshot(AliasRule):
             return True
         return kind is Kind.TENSOR and self.context.loop() is not None  # the same tensor stored at every turn
 
+    def _is_container(self, expr: cst.BaseExpression) -> bool:
+        """Known to be a dict or a list (a store into a tensor or an array copies the values)."""
+        if self.context.value_of(expr).kind in (Kind.MAPPING, Kind.TENSOR_LIST):
+            return True
+        found = self.context.reaching(expr)
+        return bool(found) and all(b.how == "assign" and not b.path and _literal_container(b.value) for b in found)
+
     def _under_comparison(self) -> bool:
         """The assignment is in the body of an ``if`` that compares (a "best so far" test)."""
         for node in reversed(self.context.stack):
@@ -136,3 +143,11 @@ class ReferenceKeptAsSnapshot(AliasRule):
         if hows and hows[0] in ("detach", "data"):
             return method(value, "clone")
         return method(method(value, "detach"), "clone")
+
+
+def _literal_container(value) -> bool:
+    if isinstance(value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)):
+        return True
+    return isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) \
+        and (value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value) \
+        in ("dict", "list", "OrderedDict", "defaultdict")
