@@ -30,8 +30,9 @@ class DiscardedTensorConversion(Rule):
 
     Only receivers known to be tensors (or parameters) are flagged: modules, unknown
     values, in-place methods (``requires_grad_()``, ``detach_()``) and chains that
-    end in an in-place write (``x.to(d).add_(1)``) are left alone, as is the last
-    expression of a notebook cell (it is displayed). The fix ``x = x.to(...)``, for a
+    end in an in-place write (``x.to(d).add_(1)``) are left alone, as are the last
+    expression of a notebook cell (it is displayed), probes (in a ``try`` body or under
+    ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in place). The fix ``x = x.to(...)``, for a
     plain name or attribute, is unsafe: it changes what the following lines see, which
     is the point, but a reviewer must agree.
     """
@@ -75,7 +76,7 @@ class DiscardedTensorConversion(Rule):
             root = root.func.value
         # The chain's first receiver must be a known tensor: the model takes `unknown.float()` for a
         # tensor (a cast), and on a module `module.float().cuda()` is in place.
-        if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node):
+        if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node) or self._probe():
             return
         if self.context.value_of(root).kind is Kind.PARAMETER and {method, *chain} & _DEVICE_MOVES:
             return  # Parameter subclasses (bitsandbytes' Params4bit) move and quantize in place
@@ -124,6 +125,21 @@ class DiscardedTensorConversion(Rule):
                     or name in self.context.semantic.bound_keys(scope.body)
         return True
 
+    def _probe(self) -> bool:
+        """Whether the statement runs to see if the conversion raises: in a ``try`` body, or under
+        ``with pytest.raises(...)`` / ``self.assertRaises(...)``."""
+        stack = self.context.stack
+        for index in range(len(stack) - 1, 0, -1):
+            scope = stack[index]
+            if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(scope, cst.Try) and stack[index + 1] is scope.body:
+                return True
+            if isinstance(scope, cst.With) and any(
+                    isinstance(item.item, cst.Call) and "raises" in _callee(item.item).lower() for item in scope.items):
+                return True
+        return False
+
     def _displayed(self, node: cst.Expr) -> bool:
         """Whether ``node`` is the last statement of a notebook cell (IPython displays its value)."""
         module = self.context.module
@@ -139,3 +155,8 @@ class DiscardedTensorConversion(Rule):
         following = module.body[index + 1]
         return any(e.comment is not None and e.comment.value.startswith(_CELL_MARKER)
                    for e in following.leading_lines)
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
