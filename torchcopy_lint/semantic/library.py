@@ -146,6 +146,12 @@ def position(e: cst.BaseExpression) -> Optional[int]:
     return int(e.evaluated_value) if isinstance(e, cst.Integer) else None
 
 
+def module_like(func: cst.BaseExpression) -> bool:
+    """A callee that may be a module instance and is cheap to evaluate again: ``lin``, ``self.encoder``,
+    ``Net()`` (not ``a.b().c`` chains, whose receivers the method call has already evaluated)."""
+    return dotted_name(func) is not None or isinstance(func, cst.Call) and dotted_name(func.func) is not None
+
+
 class ModuleCalls:
     """Calling an instance of a module class: what its ``forward`` returns."""
 
