@@ -165,7 +165,7 @@ class ModuleCalls:
             return UNKNOWN
         local = self.model.module_classes.get(cls)
         if local is not None:
-            return self._local(local, call, depth, 0)
+            return UNKNOWN if self._local_defines(local, "__call__", 0) else self._local(local, call, depth, 0)
         return self._external(cls, call, depth)
 
     def defines(self, module: Value, name: str) -> bool:
@@ -216,10 +216,8 @@ class ModuleCalls:
     def _local(self, cls: cst.ClassDef, call: cst.Call, depth: int, level: int) -> Value:
         if level > _MAX_CLASS_DEPTH:
             return UNKNOWN
-        methods = {s.name.value: s for s in getattr(cls.body, "body", ()) if isinstance(s, cst.FunctionDef)}
-        if "__call__" in methods:
-            return UNKNOWN
-        forward = methods.get("forward")
+        forward = next((s for s in getattr(cls.body, "body", ()) if isinstance(s, cst.FunctionDef)
+                        and s.name.value == "forward"), None)
         if forward is not None:
             return self._forward(forward, depth)
         found: List[Value] = []
