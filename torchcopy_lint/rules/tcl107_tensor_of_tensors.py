@@ -27,9 +27,12 @@ class TensorOfTensors(Rule):
     where ``torch.stack`` gives ``(n, 1)``. ``torch.stack(L)`` builds the tensor on
     the device, keeps the graph and says what is meant.
 
-    Flagged: a list/tuple display whose every element is known to be a tensor, or a
-    local list bound once to ``[]`` and only ever filled with ``.append(<tensor>)``.
-    Anything else (``t.item()``, ``t.shape[0]``, numbers, unknown values) is left alone.
+    Flagged: a list/tuple display whose every element is known to be a tensor,
+    ``list(...)`` of tensors, or a local list that every binding reaching the call
+    makes a list of tensors (``[]`` only ever filled with ``.append(<tensor>)``),
+    otherwise only read (``len``, ``print``, torch's functions) or rebound by its own
+    conversion. Anything else (``t.item()``, ``t.shape[0]``, numbers, unknown values,
+    a list passed to an unknown function) is left alone.
     """
 
     code = "TCL107"

@@ -18,7 +18,7 @@ import libcst as cst
 from ..imports import dotted_name
 from . import vocabulary as v
 from .. import knowledge
-from .library import descend, position
+from .library import descend, module_like, position
 from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 
 _MAX_DEPTH = 48
@@ -379,7 +379,7 @@ class Evaluator:
             found = self.model.calls.method(func, e, depth)
         else:
             found = UNKNOWN  # `Net()(x)`
-        if found is not None and found.kind is Kind.UNKNOWN:
+        if found is not None and found.kind is Kind.UNKNOWN and module_like(func):
             module = self.value(func, depth + 1)
             if module is not None and module.kind is Kind.MODULE:
                 return self.model.module_calls.call(module, e, depth)  # `lin(x)`: what its forward returns

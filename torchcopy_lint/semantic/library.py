@@ -146,6 +146,12 @@ def position(e: cst.BaseExpression) -> Optional[int]:
     return int(e.evaluated_value) if isinstance(e, cst.Integer) else None
 
 
+def module_like(func: cst.BaseExpression) -> bool:
+    """A callee that may be a module instance and is cheap to evaluate again: ``lin``, ``self.encoder``,
+    ``Net()`` (not ``a.b().c`` chains, whose receivers the method call has already evaluated)."""
+    return dotted_name(func) is not None or isinstance(func, cst.Call) and dotted_name(func.func) is not None
+
+
 class ModuleCalls:
     """Calling an instance of a module class: what its ``forward`` returns."""
 
@@ -159,7 +165,7 @@ class ModuleCalls:
             return UNKNOWN
         local = self.model.module_classes.get(cls)
         if local is not None:
-            return self._local(local, call, depth, 0)
+            return UNKNOWN if self._local_defines(local, "__call__", 0) else self._local(local, call, depth, 0)
         return self._external(cls, call, depth)
 
     def defines(self, module: Value, name: str) -> bool:
@@ -210,10 +216,8 @@ class ModuleCalls:
     def _local(self, cls: cst.ClassDef, call: cst.Call, depth: int, level: int) -> Value:
         if level > _MAX_CLASS_DEPTH:
             return UNKNOWN
-        methods = {s.name.value: s for s in getattr(cls.body, "body", ()) if isinstance(s, cst.FunctionDef)}
-        if "__call__" in methods:
-            return UNKNOWN
-        forward = methods.get("forward")
+        forward = next((s for s in getattr(cls.body, "body", ()) if isinstance(s, cst.FunctionDef)
+                        and s.name.value == "forward"), None)
         if forward is not None:
             return self._forward(forward, depth)
         found: List[Value] = []
