@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from .. import environment
 from ..cache import DIRECTORY
 from . import project_files
-from .roots import configured_roots, local_root
+from .roots import configured_roots, library_folder, local_root
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, file_data,
                             find_root, marked_root, module_name_for, stamp)
 
@@ -179,8 +179,7 @@ def _parents(directory: str, levels: int) -> Tuple[str, ...]:
     found: List[str] = []
     while len(found) < levels:
         parent = os.path.dirname(directory)
-        if parent == directory or os.path.basename(parent).endswith("-packages") \
-                or os.path.isfile(os.path.join(parent, "os.py")):
+        if parent == directory or library_folder(parent):
             break
         found.append(parent)
         directory = parent
