@@ -6,8 +6,10 @@
 ``models.yolo.Model`` an ``nn.Module`` subclass, what does ``utils.torch_utils.de_parallel``
 return, what is ``self.ema`` in ``ModelEMA``, where is ``pkg.Model`` defined.
 
-Cost: a module's file is located from its name (under the root, ``src/``, and the
-directory of a script outside any package), read once per process, summarised with
+Cost: a module's file is located from its name (under the root, ``src/``, the directory
+of a script outside any package or the folder above a nested package, the ``src`` roots:
+semantic/roots.py; else in the environment's site-packages, read from annotations only:
+semantic/site_packages.py), read once per process, summarised with
 ``ast`` (semantic/summaries.py) only when a question needs it, and the summary is
 cached on disk by content hash (semantic/project_files.py). Answers are memoised per
 project with the files they depended on, so that every file's index view can report
