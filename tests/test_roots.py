@@ -86,3 +86,18 @@ def test_end_to_end_nested_package_and_src(tmp_path):
     assert f'src = ["{root / "libs" / "common"}"]' in shown
     (root / "pyproject.toml").write_text("[tool.torchcopy-lint]\nsrc = []\n")
     assert _lint(root, *cache, "apps") == []  # a cached result does not outlive its roots
+
+
+def test_a_package_installed_in_site_packages_does_not_make_it_a_root(tmp_path):
+    root = write_tree(tmp_path / "repo", {
+        ".git/HEAD": "",
+        "env/lib/python3.11/site-packages/torch/__init__.py": "class Tensor:\n    pass\n",
+        "env/lib/python3.11/site-packages/torch/nn/__init__.py": "class Module:\n    pass\n",
+        "env/lib/python3.11/site-packages/torch/nn/linear.py": "from torch.nn import Module\n",
+        "env/lib/python3.11/site-packages/helper.py": "import torch\n",
+    })
+    site = root / "env/lib/python3.11/site-packages"
+    for linted in ("torch/nn/linear.py", "helper.py"):  # linting installed sources: torch stays external
+        index = ProjectIndex.for_path(str(site / linted))
+        assert index.resolve("torch.nn.Module") is None, linted
+        assert not [p for p in index.dependencies() if "site-packages" in p], linted

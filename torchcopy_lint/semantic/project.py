@@ -6,8 +6,10 @@
 ``models.yolo.Model`` an ``nn.Module`` subclass, what does ``utils.torch_utils.de_parallel``
 return, what is ``self.ema`` in ``ModelEMA``, where is ``pkg.Model`` defined.
 
-Cost: a module's file is located from its name (under the root, ``src/``, and the
-directory of a script outside any package), read once per process, summarised with
+Cost: a module's file is located from its name (under the root, ``src/``, the directory
+of a script outside any package or the folder above a nested package, the ``src`` roots:
+semantic/roots.py; else in the environment's site-packages, read from annotations only:
+semantic/site_packages.py), read once per process, summarised with
 ``ast`` (semantic/summaries.py) only when a question needs it, and the summary is
 cached on disk by content hash (semantic/project_files.py). Answers are memoised per
 project with the files they depended on, so that every file's index view can report
@@ -31,7 +33,7 @@ from . import project_files, project_kinds, project_names, site_packages
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
                             marked_root, module_name_for)
 from .project_store import Frame, ProjectStore
-from .roots import configured_roots, local_root
+from .roots import configured_roots, library_folder, local_root
 
 __all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
 
@@ -46,8 +48,7 @@ def _parents(directory: str, levels: int) -> Tuple[str, ...]:
     found: List[str] = []
     while len(found) < levels:
         parent = os.path.dirname(directory)
-        if parent == directory or os.path.basename(parent).endswith("-packages") \
-                or os.path.isfile(os.path.join(parent, "os.py")):
+        if parent == directory or library_folder(parent):
             break
         found.append(parent)
         directory = parent

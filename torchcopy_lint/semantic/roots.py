@@ -30,12 +30,18 @@ def package_parent(directory: str) -> str:
     return top
 
 
+def library_folder(folder: str) -> bool:
+    """Whether ``folder`` is an installation's library folder (site-packages, the stdlib): never a
+    root of the project's own modules, even for a file linted there (torch's installed sources)."""
+    return os.path.basename(folder).endswith("-packages") or os.path.isfile(os.path.join(folder, "os.py"))
+
+
 def local_root(path: str, root: str) -> Optional[str]:
     """The folder a file's own absolute imports start from when it is not the project root (or its
     ``src/``): a script's folder, or the parent of the package the file is in; None otherwise."""
     directory = os.path.dirname(os.path.abspath(path))
     local = package_parent(directory)
-    return None if local in (root, os.path.join(root, "src")) else local
+    return None if local in (root, os.path.join(root, "src")) or library_folder(local) else local
 
 
 def configured_roots(path: str) -> Tuple[str, ...]:
