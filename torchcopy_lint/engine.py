@@ -9,26 +9,25 @@ positions are computed only for files that produced a violation.
 
 from __future__ import annotations
 
-import gc
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type, Union
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
-from libcst.metadata import CodeRange
+from libcst.metadata import CodePosition, CodeRange
 
 from . import codes
 from .diagnostics import Applicability, Diagnostic, Fix
 from .imports import ImportMap
 from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
 from .noqa import is_suppressed
-from .positions import StatementStarts, ast_statement_lines, holder_of, positions_in_statements, positions_of, statement_starts
-from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
-from .prune import prune as prune_source
+from .positions import AstLines, StatementStarts, ast_statement_lines, holder_of, positions_in_statements, positions_of, statement_starts
+from .precheck import call_with_deep_stack, gc_paused, cpython_tree, decode_diagnostic, syntax_error_diagnostic
+from .prune import Pruned, prune_file
 from .reparse import Reparser
 from .semantic.project import ProjectIndex
+from .structure import Plan, plan as structural_plan
 from .walk import child_fields, every_descendant, is_node_type
 
 Source = Union[str, bytes]
@@ -224,6 +223,7 @@ class ParsedFile:
     violations: List[Violation]
     lines: List[str]
     starts: Optional[StatementStarts] = None  # where each top-level statement starts, when known
+    moved: Optional[Pruned] = None  # the module was parsed from this text, with lines cut out
     _positions: Optional[Dict[int, CodeRange]] = None
 
     def position(self, node: cst.CSTNode) -> CodeRange:
@@ -232,6 +232,15 @@ class ParsedFile:
         return self._positions[id(node)]
 
     def _resolve_positions(self) -> Dict[int, CodeRange]:
+        found = self._positions_in_module()
+        moved = self.moved
+        if moved is None:
+            return found
+        return {key: CodeRange(CodePosition(moved.original_line(r.start.line), r.start.column),
+                               CodePosition(moved.original_line(r.end.line), r.end.column))
+                for key, r in found.items()}
+
+    def _positions_in_module(self) -> Dict[int, CodeRange]:
         targets = [v.node for v in self.violations] + [v.fix.target for v in self.violations if v.fix]
         holders = [v.holder for v in self.violations] + [v.holder for v in self.violations if v.fix]
         if self.starts is not None and all(h is not None for h in holders):
@@ -270,29 +279,53 @@ def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False,
 
 
 def _parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path: str = "",
-                  project: Optional[ProjectIndex] = None, reparser: Optional[Reparser] = None) -> ParsedFile:
-    """``parse`` for the rules that passed the prefilter; ``reparser``: an editor document's (reparse.py)."""
-    tree = cpython_tree(source)  # raises TooDeeplyNested before LibCST's parser can crash on it
+                  project: Optional[ProjectIndex] = None, reparser: Optional[Reparser] = None,
+                  plan: Optional[Plan] = None) -> ParsedFile:
+    """``parse`` for the rules that passed the prefilter; ``reparser``: an editor document's (reparse.py);
+    ``plan``: the structural prefilter's (structure.py), with CPython's tree, which it lets go of."""
+    tree = plan.take_tree() if plan is not None else cpython_tree(source)  # raises TooDeeplyNested
+    drop = plan.dropped if plan is not None else frozenset()
     pruned = None
-    if prune and tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
-        pruned = prune_source(source, lambda segment: any(r.may_match_segment(segment) for r in active), tree)
-    lines_of_statements = ast_statement_lines(tree)
+    if tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
+        blank = (lambda segment: any(r.may_match_segment(segment) for r in active)) if prune else None
+        if blank is not None or drop:
+            pruned = prune_file(source, blank, tree, drop)
+    full_lines = ast_statement_lines(tree)
     if reparser is None or pruned is not None:
         tree = None  # the AST can be large: not kept alive through the LibCST parse
     module = None
     if pruned is not None:
         try:
-            module = cst.parse_module(pruned)
+            module = cst.parse_module(pruned.text)
         except cst.ParserSyntaxError:
             module = None  # report against the real source below
-    parsed_text = pruned if module is not None else source
     if module is None:
+        pruned = None
         module = reparser.parse(source, tree) if reparser is not None else cst.parse_module(source)
-    violations = run_rules(module, active, path, project, source=parsed_text)
+    violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source)
     if not violations:
         return ParsedFile(module, violations, [])
-    # pruning keeps every line where it was, so the AST's lines hold for a pruned parse too
-    return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines_of_statements))
+    # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold
+    lines = kept_statement_lines(full_lines, pruned) if pruned is not None and pruned.removed else full_lines
+    moved = pruned if pruned is not None and pruned.removed else None
+    return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
+
+
+def kept_statement_lines(lines: Optional[AstLines], pruned: Pruned) -> Optional[AstLines]:
+    """``lines`` (``ast_statement_lines`` of the original) of the statements ``pruned`` kept, in its lines."""
+    if lines is None:
+        return None
+    out: AstLines = []
+    for first, keyword, inner in lines:
+        if any(a <= keyword <= b for a, b in pruned.removed):
+            continue
+        out.append(_shifted((first, keyword, inner), keyword - pruned.pruned_line(keyword)))
+    return out
+
+
+def _shifted(entry: Tuple[int, int, Optional[list]], delta: int) -> Tuple[int, int, Optional[list]]:
+    first, keyword, inner = entry
+    return first - delta, keyword - delta, [_shifted(e, delta) for e in inner] if inner is not None else None
 
 
 def _comments(node: cst.CSTNode) -> List[str]:
@@ -346,7 +379,8 @@ def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
 
 def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], prune: bool = True,
                 project: Optional[ProjectIndex] = None, prefiltered: bool = False,
-                reparser: Optional[Reparser] = None) -> List[Diagnostic]:
+                reparser: Optional[Reparser] = None, structural: bool = True,
+                plan: Optional[Plan] = None) -> List[Diagnostic]:
     """All diagnostics for one file's source. Never raises for bad input: it reports TCL001.
 
     A file Python cannot decode is reported even when no rule could match it; the parse
@@ -355,23 +389,33 @@ def lint_source(source: Source, path: str, rule_types: Sequence[Type[Rule]], pru
     files the result depended on (``project.dependencies()``). ``prefiltered``: every rule
     of ``rule_types`` passed the prefilter on ``source`` already (the runner ran it once).
     ``reparser``: re-use the parse of the statements unchanged since its last parse (the editor).
+    ``structural``: run the structural prefilter (structure.py) on CPython's tree, unless ``plan``
+    is its answer already (the runner's, with the tree, which the engine then lets go of).
     """
     problem = decode_diagnostic(path, source) if isinstance(source, bytes) else None
     if problem is not None:
         return [problem]
     active = list(rule_types) if prefiltered else [r for r in rule_types if r.may_match(source)]
+    if plan is not None:
+        active = [r for r in active if r.code in plan.codes]
     if not active:
         return []
     if project is None:
         project = ProjectIndex.for_path(path)
-    return call_with_deep_stack(_lint_parsed, source, path, active, prune, project, reparser)
+    return call_with_deep_stack(_lint_parsed, source, path, active, prune, project, reparser, structural, plan)
 
 
 def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune: bool,
-                 project: ProjectIndex, reparser: Optional[Reparser] = None) -> List[Diagnostic]:
+                 project: ProjectIndex, reparser: Optional[Reparser] = None, structural: bool = True,
+                 plan: Optional[Plan] = None) -> List[Diagnostic]:
     with gc_paused():
         try:
-            parsed = _parse_active(source, active, prune, path, project, reparser)
+            if plan is None and structural:
+                plan = _plan(source, active)
+                active = [r for r in active if r.code in plan.codes]
+                if not active:
+                    return []  # no rule can fire: no LibCST parse
+            parsed = _parse_active(source, active, prune, path, project, reparser, plan)
         except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:  # TooDeeplyNested too
             return [syntax_error_diagnostic(path, error, source)]
         if not parsed.violations:
@@ -379,18 +423,8 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type[Rule]], prune:
         return to_diagnostics(path, parsed)
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while one file is linted.
-
-    A file's tree and model are all alive until its diagnostics are made, so collections during
-    the lint find nothing to free, and each full one walks the whole tree again: for big files
-    that made the time grow faster than the file (benchmarks/scaling.py). The file's cyclic
-    garbage is collected after it, as usual."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def _plan(source: Source, active: Sequence[Type[Rule]]) -> Plan:
+    """The structural prefilter's plan for ``source``; every rule (and no drop) when CPython rejects it."""
+    codes = frozenset(r.code for r in active)
+    tree = cpython_tree(source)  # raises TooDeeplyNested
+    return structural_plan(tree, source, codes) if tree is not None else Plan(codes)

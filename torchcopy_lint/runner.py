@@ -18,8 +18,10 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import signal
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -110,8 +112,9 @@ def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
 
 
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
-                notebook: bool = False, active: Optional[FrozenSet[str]] = None) -> List[Diagnostic]:
-    """``active``: the prefilter's answer for ``content`` (``active_codes``) when the caller has it."""
+                notebook: bool = False, active: Optional[FrozenSet[str]] = None, plan=None) -> List[Diagnostic]:
+    """``active``: the prefilter's answer for ``content`` (``active_codes``) when the caller has it;
+    ``plan``: the structural prefilter's (structure.py), which narrowed ``active`` already."""
     if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
         from .notebook import lint_notebook
 
@@ -122,7 +125,25 @@ def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
-    return lint_source(content, path, _rule_types(active), project=project, prefiltered=True)
+    return lint_source(content, path, _rule_types(active), project=project, prefiltered=True, plan=plan)
+
+
+def _structural_plan(content: bytes, active: FrozenSet[str]):
+    """The structural prefilter's plan (structure.py), made before anything imports LibCST: a file
+    no rule can fire in is answered without it. None when CPython's parser rejects the file (the
+    engine then reports it, or leaves it to LibCST)."""
+    from .precheck import call_with_deep_stack, cpython_tree, gc_paused
+    from .structure import plan
+
+    def make():
+        with gc_paused():
+            try:
+                tree = cpython_tree(content)
+            except SyntaxError:  # nested too deeply: the engine reports it
+                return None
+            return plan(tree, content, active) if tree is not None else None
+
+    return call_with_deep_stack(make)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
@@ -171,8 +192,12 @@ def process(job: Job) -> FileReport:
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = (job.key or cache_key(content, job.codes, job.notebook)) if job.cache else ""
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
+    plan = _structural_plan(content, active) if active else None
+    if plan is not None:
+        active = plan.codes
     project = _project_index(job) if job.notebook or active else None
-    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, active)
+    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, active, plan)
+    del plan  # its tree went to the engine and is gone
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
@@ -279,12 +304,33 @@ def _lint_isolated(jobs: Iterable[Job], workers: int, timeout: Optional[float], 
 
 
 def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
-    """``jobs``, with the engine imported before the first: forked workers (and their replacements)
-    inherit it. A run in which no file needs a worker never imports it."""
-    for job in jobs:
+    """``jobs``, with the engine imported before the second: workers forked from then on (and
+    replacements) inherit it. The first worker imports it only if its file needs LibCST (the
+    structural prefilter may answer without), so a run of one file never pays for it in vain."""
+    for count, job in enumerate(jobs):
         if sys.platform.startswith("linux"):
-            _rule_types(frozenset())
+            if count == 1:
+                with _sigint_deferred():
+                    _rule_types(frozenset())
+            elif count == 0:
+                from . import precheck, structure  # noqa: F401  (LibCST-free, every worker needs them)
         yield job
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Ctrl-C arrives after the block: a KeyboardInterrupt raised in code a module runs through
+    ``exec`` (dataclasses do, on import) makes CPython 3.11 end the process by SIGINT even after
+    the CLI handled it (exit status -2 instead of 130)."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):  # not on this platform, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _big_files_first(files: List[str]) -> List[str]:
