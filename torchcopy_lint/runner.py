@@ -18,10 +18,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import signal
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -128,24 +126,6 @@ def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
     return lint_source(content, path, _rule_types(active), project=project, prefiltered=True, plan=plan)
 
 
-def _structural_plan(content: bytes, active: FrozenSet[str]):
-    """The structural prefilter's plan (structure.py), made before anything imports LibCST: a file
-    no rule can fire in is answered without it. None when CPython's parser rejects the file (the
-    engine then reports it, or leaves it to LibCST)."""
-    from .precheck import call_with_deep_stack, cpython_tree, gc_paused
-    from .structure import plan
-
-    def make():
-        with gc_paused():
-            try:
-                tree = cpython_tree(content)
-            except SyntaxError:  # nested too deeply: the engine reports it
-                return None
-            return plan(tree, content, active) if tree is not None else None
-
-    return call_with_deep_stack(make)
-
-
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
     return any(d.fix is not None and (unsafe or d.fix.applicability is Applicability.SAFE) for d in diagnostics)
 
@@ -192,7 +172,11 @@ def process(job: Job) -> FileReport:
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = (job.key or cache_key(content, job.codes, job.notebook)) if job.cache else ""
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
-    plan = _structural_plan(content, active) if active else None
+    plan = None
+    if active:
+        from .structure import plan_source  # LibCST-free: it decides whether LibCST is needed at all
+
+        plan = plan_source(content, active)
     if plan is not None:
         active = plan.codes
     project = _project_index(job) if job.notebook or active else None
@@ -310,27 +294,13 @@ def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
     for count, job in enumerate(jobs):
         if sys.platform.startswith("linux"):
             if count == 1:
-                with _sigint_deferred():
+                from .isolation import sigint_deferred
+
+                with sigint_deferred():
                     _rule_types(frozenset())
             elif count == 0:
                 from . import precheck, structure  # noqa: F401  (LibCST-free, every worker needs them)
         yield job
-
-
-@contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Ctrl-C arrives after the block: a KeyboardInterrupt raised in code a module runs through
-    ``exec`` (dataclasses do, on import) makes CPython 3.11 end the process by SIGINT even after
-    the CLI handled it (exit status -2 instead of 130)."""
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    except (AttributeError, ValueError, OSError):  # not on this platform, or not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _big_files_first(files: List[str]) -> List[str]:

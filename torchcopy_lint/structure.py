@@ -226,3 +226,20 @@ def _named_elsewhere(source: bytes, start: int, end: int, names: Set[str]) -> bo
         if any(pattern.search(part) for part in outside):
             return True
     return False
+
+
+def plan_source(source: bytes, codes: Iterable[str]) -> Optional[Plan]:
+    """``plan`` of ``source``, made on a deep stack without garbage collection (as the engine parses),
+    before anything imports LibCST (the runner's worker: a file no rule can fire in never needs it).
+    None when CPython's parser rejects the file (the engine then reports it, or leaves it to LibCST)."""
+    from .precheck import call_with_deep_stack, cpython_tree, gc_paused
+
+    def make() -> Optional[Plan]:
+        with gc_paused():
+            try:
+                tree = cpython_tree(source)
+            except SyntaxError:  # nested too deeply: the engine reports it
+                return None
+            return plan(tree, source, codes) if tree is not None else None
+
+    return call_with_deep_stack(make)
