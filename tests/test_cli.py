@@ -298,5 +298,8 @@ def test_lean_start_without_trigger_text(tmp_path, args):
         write(tmp_path, f"pkg/m{i}.py", b"import torch\n\ndef f(x):\n    return x.sum() * 2\n")
     assert _modules_after_cli(args, tmp_path) == set()
     write(tmp_path, "pkg/hazard.py", HAZARD)
-    if "--show-settings" not in args:
+    if "--show-settings" not in args:  # one file to parse: the worker imports LibCST, the parent need not
+        assert _modules_after_cli(args, tmp_path) == set()
+        write(tmp_path, "pkg/hazard.py", HAZARD + b"# changed\n")  # two (not cached): the parent imports it
+        write(tmp_path, "pkg/hazard2.py", HAZARD + b"# new\n")  # once, for the workers it forks
         assert "libcst" in _modules_after_cli(args, tmp_path)  # the check can see an import

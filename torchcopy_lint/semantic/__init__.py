@@ -1,6 +1,6 @@
 """The semantic model: scopes, bindings, one forward flow pass per scope, and value kinds.
 
-Rules never walk the tree to find out what a name holds; they ask ``FileContext`` (engine.py), which
+Rules never walk the tree to find out what a name holds; they ask ``FileContext`` (rule.py), which
 asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 
 - ``context.kind_of(expr) -> Kind``: TENSOR (tensors and parameters), MODULE, NOT_TENSOR (anything
