@@ -22,7 +22,7 @@ from libcst.metadata import CodeRange
 from . import codes
 from .diagnostics import Applicability, Diagnostic, Fix
 from .imports import ImportMap
-from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
+from .semantic import Binding, GraphContext, Kind, Loop, Read, SemanticModel, Value
 from .noqa import is_suppressed
 from .positions import StatementStarts, ast_statement_lines, holder_of, positions_in_statements, positions_of, statement_starts
 from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, syntax_error_diagnostic
@@ -88,6 +88,10 @@ class FileContext:
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(expr)
+
+    def graph_context(self, written: Optional[cst.BaseExpression] = None) -> GraphContext:
+        """Whether a graph can be live at the visited node (``written``: the tensor it writes, if any)."""
+        return self.semantic.autograd.context(self.stack, written)
 
     def parent(self, levels: int = 1) -> Optional[cst.CSTNode]:
         """The ancestor ``levels`` above the node being visited."""

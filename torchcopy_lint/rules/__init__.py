@@ -15,6 +15,7 @@ from .tcl107_tensor_of_tensors import TensorOfTensors
 from .tcl108_shallow_copy_tensor import ShallowCopyTensor
 from .tcl109_live_state_dict import LiveStateDict
 from .tcl110_accumulated_graph import AccumulatedGraph
+from .tcl119_legacy_data_write import LegacyDataWrite
 
 ALL_RULES: List[Type[Rule]] = [
     TensorCopyConstruct,
@@ -27,6 +28,7 @@ ALL_RULES: List[Type[Rule]] = [
     ShallowCopyTensor,
     LiveStateDict,
     AccumulatedGraph,
+    LegacyDataWrite,
 ]
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -16,6 +16,7 @@ import libcst as cst
 
 from ..imports import ImportMap, dotted_name
 from ..walk import block_paths, descendants
+from .autograd import AutogradContexts
 from .calls import Calls
 from .classes import Classes
 from .evaluate import Evaluator
@@ -55,6 +56,7 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.classes = Classes(self)
         self.calls = Calls(self)
+        self.autograd = AutogradContexts(self)
 
     def outside_project(self, qualified: str) -> bool:
         """Whether ``qualified`` names a well-known library the index need not be asked about

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import List
 
 from ..core import Claim
-from . import myths, tcl101, tcl102, tcl103, tcl104, tcl105, tcl106, tcl107, tcl108, tcl109, tcl110
+from . import myths, tcl101, tcl102, tcl103, tcl104, tcl105, tcl106, tcl107, tcl108, tcl109, tcl110, tcl119
 
-RULE_MODULES = (tcl101, tcl102, tcl103, tcl104, tcl105, tcl106, tcl107, tcl108, tcl109, tcl110)
+RULE_MODULES = (tcl101, tcl102, tcl103, tcl104, tcl105, tcl106, tcl107, tcl108, tcl109, tcl110, tcl119)
 
 CLAIMS: List[Claim] = [claim for module in (*RULE_MODULES, myths) for claim in module.CLAIMS]
