@@ -24,6 +24,8 @@ _HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad"
 _TENSOR_ATTRIBUTES = frozenset({"weight", "bias", "grad", "_grad", "running_mean", "running_var", "weight_g",
                                 "weight_v", "weight_orig", "bias_orig"})
 _TENSOR_NAME = re.compile(r"^(?:\w+_)?(?:param|params|parameter|tensor|weight|bias|grad|buffer|embeddings)$")
+# Collections of tensors, by name: `for g in grads`, `for p in params`.
+_TENSORS_NAME = re.compile(r"^(?:\w+_)?(?:param|params|parameters|grad|grads|gradients|weights|tensors|buffers)$")
 # Methods that return a tensor when called on one: `p.data = p.data.to(dtype)` rebinds a tensor's storage.
 _TENSOR_SELF_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "view", "view_as",
                                   "type_as", "reshape", "contiguous", "clone", "detach", "pin_memory", "resize_"})
@@ -124,6 +126,8 @@ class DataWrites(Rule):
             if bindings and all(b.how == "assign" and not b.path for b in bindings) \
                     and all(self._evidence(b.value, depth + 1) for b in bindings):
                 return "likely"
+            if bindings and all(b.how == "iter" and _iterates_tensors(b.value, b.path) for b in bindings):
+                return "likely"  # for g in grads: ...; for cpu_p, gpu_p in zip(cpu_params, gpu_params): ...
         return None
 
     def _visibly_not_tensor(self, value: cst.BaseExpression) -> bool:
@@ -143,6 +147,8 @@ class DataWrites(Rule):
             return False
         if self.context.value_of(value).kind.is_tensor:
             return True
+        if isinstance(value, cst.Attribute) and value.attr.value == "data" and self._evidence(value.value, 1):
+            return True  # orig.data = weight.data: another tensor's storage
         name = dotted_name(receiver)
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                 and value.func.attr.value in _TENSOR_SELF_METHODS:
@@ -151,6 +157,21 @@ class DataWrites(Rule):
                 return True
             value = inner
         return False
+
+
+def _iterates_tensors(iterable: Optional[cst.CSTNode], path: tuple) -> bool:
+    """An iterable named like a collection of tensors (``grads``, ``params[0]``), or that element of a ``zip``."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip" \
+            and len(path) == 1 and not any(a.star for a in iterable.args):
+        positional = [a for a in iterable.args if a.keyword is None]  # zip(a, b, strict=True)
+        where, length = path[0]
+        if length != len(positional) or where < 0:
+            return False
+        iterable, path = positional[where].value, ()
+    while isinstance(iterable, cst.Subscript):
+        iterable = iterable.value
+    name = dotted_name(iterable) if isinstance(iterable, (cst.Name, cst.Attribute)) else None
+    return not path and name is not None and _TENSORS_NAME.search(name.rsplit(".", 1)[-1]) is not None
 
 
 def _detach(node: cst.Attribute) -> cst.Call:
