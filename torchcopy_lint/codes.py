@@ -127,8 +127,16 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `.clone(` and a conversion call.
     "TCL118": (DOT + call_of(word("clone")), CAST_CALL),
 }
+# TCL119 reports the writes TCL104 looks for, in graph-free code: the same text.
+TRIGGERS["TCL119"] = TRIGGERS["TCL104"]
 
 RULE_CODES = tuple(TRIGGERS)
+#: Opt-in rules (as ruff's rules outside its default selection): not enabled unless selected by `ALL` or by
+#: their full code (`select`/`extend-select`); a prefix such as `TCL1` does not enable them (ruff's
+#: `explicit-preview-rules`), so a family selection never brings their volume in. A prefix does ignore them.
+OPT_IN_CODES = ("TCL119",)
+#: The default selection: every rule but the opt-in ones.
+DEFAULT_CODES = tuple(code for code in RULE_CODES if code not in OPT_IN_CODES)
 
 # Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
 SYNTAX_ERROR_CODE = "TCL001"

@@ -21,7 +21,7 @@ from . import codes
 from .diagnostics import Applicability
 from .imports import ImportMap
 from .positions import holder_of
-from .semantic import Binding, Kind, Loop, Read, SemanticModel, Value
+from .semantic import Binding, GraphContext, Kind, Loop, Read, SemanticModel, Value
 from .semantic.project import ProjectIndex
 from .walk import child_fields, is_node_type
 
@@ -82,6 +82,10 @@ class FileContext:
 
     def qualified_name(self, expr: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualified_name(expr)
+
+    def graph_context(self, written: Optional[cst.BaseExpression] = None) -> GraphContext:
+        """Whether a graph can be live at the visited node (``written``: the tensor it writes, if any)."""
+        return self.semantic.autograd.context(self.stack, written)
 
     def parent(self, levels: int = 1) -> Optional[cst.CSTNode]:
         """The ancestor ``levels`` above the node being visited."""

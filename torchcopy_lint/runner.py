@@ -19,7 +19,6 @@ import dataclasses
 import difflib
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -31,6 +30,7 @@ from .config import Settings
 from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, read_source
 from .notebook import is_notebook
+from .progress import Progress
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
@@ -240,34 +240,6 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     old = before.decode("utf-8", "replace").splitlines(keepends=True)
     new = after.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old, new, path, path))
-
-
-class Progress:
-    """A progress bar on stderr for long runs on a terminal; inert otherwise."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled and total > 200 and sys.stderr.isatty()
-        self.done = 0
-        self._last = 0.0
-
-    def advance(self, n: int = 1) -> None:
-        if not self.enabled:
-            return
-        self.done += n
-        now = time.monotonic()
-        if now - self._last < 0.1 and self.done < self.total:
-            return
-        self._last = now
-        width = 30
-        filled = width * self.done // max(self.total, 1)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
 
 
 def _worker_init() -> None:

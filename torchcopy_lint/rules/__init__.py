@@ -23,6 +23,7 @@ from .tcl115_detach_alias_mutated import DetachAliasMutated
 from .tcl116_create_then_convert import CreateThenConvert
 from .tcl117_convert_then_detach import ConvertThenDetach
 from .tcl118_clone_then_convert import CloneThenConvert
+from .tcl119_legacy_data_write import LegacyDataWrite
 
 ALL_RULES: List[Type[Rule]] = sorted([
     TensorCopyConstruct,
@@ -43,6 +44,7 @@ ALL_RULES: List[Type[Rule]] = sorted([
     CreateThenConvert,
     ConvertThenDetach,
     CloneThenConvert,
+    LegacyDataWrite,
 ], key=lambda rule: rule.code)
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -25,6 +25,9 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.semantic.ensure(stack)``, ``.module_scope()``, ``.function_scope(fn) -> Scope``: run the
   forward pass of the scopes around a node / of one scope (each runs once); ``Scope.bindings`` (key ->
   bindings), ``Scope.reads``, ``Scope.item_stores`` (``d[k] = v``, ``xs.append(v)``), ``Scope.returns``.
+- ``context.graph_context(written=None) -> GraphContext`` (``semantic/autograd.py``): whether a graph
+  can be live at the visited node (``.live``; ``.kind``: no_grad, grad, nn.init, init, apply, load,
+  optimizer, or forward, hook, unknown; ``.where``: a phrase for messages). Graph-free needs evidence.
 
 - ``context.semantic.storage``: storage identity (storage.py): ``alias_of``/``root`` (views, ``.detach()``,
   ``.data``, the numpy bridge), ``writes_at`` (in-place writes of a statement), ``Side``s and ``hazard``
@@ -33,8 +36,9 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 Cross-module facts come from ``project.ProjectIndex`` (``context.project``, may be None).
 """
 
+from .autograd import GraphContext
 from .kinds import Kind, Value, join
 from .model import SemanticModel
 from .scopes import Binding, Loop, Read
 
-__all__ = ["Binding", "Kind", "Loop", "Read", "SemanticModel", "Value", "join"]
+__all__ = ["Binding", "GraphContext", "Kind", "Loop", "Read", "SemanticModel", "Value", "join"]

@@ -16,6 +16,7 @@ import libcst as cst
 
 from ..imports import ImportMap, dotted_name
 from ..walk import block_paths, descendants
+from .autograd import AutogradContexts
 from .calls import Calls
 from .classes import Classes
 from .evaluate import Evaluator
@@ -57,6 +58,7 @@ class SemanticModel:
         self.classes = Classes(self)
         self.calls = Calls(self)
         self.module_calls = ModuleCalls(self)
+        self.autograd = AutogradContexts(self)
         self._storage = None
 
     @property
