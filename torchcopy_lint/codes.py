@@ -81,8 +81,9 @@ IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<
 LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
 #: TCL112's assignment: `= [x] * n` (an element with at most one level of brackets inside) or `= n * [x]`
 #: (`n` on the line of the `=`, without `=`); the rule reports only lists of that shape.
-LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[(?:[^\[\]]|\[[^\[\]]*\])*\]" + GAP + r"(?:\)" + GAP
-                       + r")*\*(?![*=])|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\[")
+LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
+                       + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
+                       + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\[")
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.

@@ -35,9 +35,11 @@ class DiscardedTensorConversion(Rule):
     values, in-place methods (``requires_grad_()``, ``detach_()``) and chains that
     end in an in-place write (``x.to(d).add_(1)``) are left alone, as are the last
     expression of a notebook cell (it is displayed), probes (in a ``try`` body or under
-    ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in place). The fix ``x = x.to(...)``, for a
-    plain name or attribute, is unsafe: it changes what the following lines see, which
-    is the point, but a reviewer must agree.
+    ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in
+    place). Only statements that start their line with a plain dotted receiver are
+    looked at (the prefilter's shape). The fix ``x = x.to(...)``, for a plain name or
+    attribute, is unsafe: it changes what the following lines see, which is the point,
+    but a reviewer must agree.
     """
 
     code = "TCL111"
@@ -93,7 +95,8 @@ class DiscardedTensorConversion(Rule):
         """The shape the trigger (codes.CONVERSION_STATEMENT) admits: the statement starts its line, and the
         first conversion's receiver is a plain dotted name (no parentheses, subscripts or calls)."""
         line = self.context.parent()
-        if self.context.module.default_newline == "\r" or not isinstance(line, cst.SimpleStatementLine) or line.body[0] is not node or call.lpar or first.lpar:
+        if self.context.module.default_newline == "\r" or not isinstance(line, cst.SimpleStatementLine) \
+                or line.body[0] is not node or call.lpar or first.lpar:
             return False
         assert isinstance(first.func, cst.Attribute)
         receiver = self.context.module.code_for_node(first.func)
