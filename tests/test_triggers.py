@@ -36,7 +36,7 @@ SPLIT = {
     "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
-    "TCL111": ["t.to(  # no effect\n    'cpu')", "t \\\n    .float()"],
+    "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
     "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)",
                "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
     "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -15,6 +16,8 @@ from ..semantic.syntax import all_params
 
 CONVERSIONS = frozenset(
     "to cuda cpu float half double bfloat16 long int bool contiguous detach clone".split())
+#: A conversion's `receiver.method` as the trigger admits it (gaps after the dot only).
+_DOTTED_CALL = re.compile(r"[A-Za-z_][\w.]*\.[ \t\f]*(?:\\\r?\n[ \t\f]*)*\w+")
 _DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
 _PREAMBLE = PREAMBLE.strip()  # a notebook's cells, linted as one program (notebook/program.py)
 _CELL_MARKER = "# torchcopy-lint cell "
@@ -32,9 +35,11 @@ class DiscardedTensorConversion(Rule):
     values, in-place methods (``requires_grad_()``, ``detach_()``) and chains that
     end in an in-place write (``x.to(d).add_(1)``) are left alone, as are the last
     expression of a notebook cell (it is displayed), probes (in a ``try`` body or under
-    ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in place). The fix ``x = x.to(...)``, for a
-    plain name or attribute, is unsafe: it changes what the following lines see, which
-    is the point, but a reviewer must agree.
+    ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in
+    place). Only statements that start their line with a plain dotted receiver are
+    looked at (the prefilter's shape). The fix ``x = x.to(...)``, for a plain name or
+    attribute, is unsafe: it changes what the following lines see, which is the point,
+    but a reviewer must agree.
     """
 
     code = "TCL111"
@@ -69,11 +74,13 @@ class DiscardedTensorConversion(Rule):
         method = call.func.attr.value
         if method not in CONVERSIONS:
             return
-        root, chain = call.func.value, []
+        root, chain, first = call.func.value, [], call
         while isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) \
                 and root.func.attr.value in CONVERSIONS:
             chain.append(root.func.attr.value)
-            root = root.func.value
+            first, root = root, root.func.value
+        if not self._statement_shape(node, call, first):
+            return
         # The chain's first receiver must be a known tensor: the model takes `unknown.float()` for a
         # tensor (a cast), and on a module `module.float().cuda()` is in place.
         if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node) or self._probe():
@@ -83,6 +90,18 @@ class DiscardedTensorConversion(Rule):
         replacement = None if "clone" in (method, *chain) else self._assignment(node, root)
         self.report(call, self._message(call, method, root), replacement=replacement, target=node,
                     applicability=Applicability.UNSAFE)
+
+    def _statement_shape(self, node: cst.Expr, call: cst.Call, first: cst.Call) -> bool:
+        """The shape the trigger (codes.CONVERSION_STATEMENT) admits: the statement starts its line, and the
+        first conversion's receiver is a plain dotted name (no parentheses, subscripts or calls)."""
+        line = self.context.parent()
+        if self.context.module.default_newline == "\r" or not isinstance(line, cst.SimpleStatementLine) \
+                or line.body[0] is not node or call.lpar or first.lpar:
+            return False
+        assert isinstance(first.func, cst.Attribute)
+        receiver = self.context.module.code_for_node(first.func)
+        return _DOTTED_CALL.fullmatch(receiver) is not None \
+            and not set(receiver.rsplit(".", 1)[0].split(".")) & CONVERSIONS
 
     def _message(self, call: cst.Call, method: str, root: cst.BaseExpression) -> str:
         if method == "clone":

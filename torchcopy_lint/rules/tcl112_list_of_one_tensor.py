@@ -68,15 +68,17 @@ class ListOfOneTensor(AliasRule):
         for listed, count in ((node.left, node.right), (node.right, node.left)):
             if isinstance(listed, cst.List) and len(listed.elements) == 1 \
                     and isinstance(listed.elements[0], cst.Element):
-                self._check(node, listed.elements[0].value, count)
+                self._check(node, listed, count)
                 return
 
-    def _check(self, node: cst.BinaryOperation, element: cst.BaseExpression, count: cst.BaseExpression) -> None:
+    def _check(self, node: cst.BinaryOperation, listed: cst.List, count: cst.BaseExpression) -> None:
         if isinstance(count, cst.Integer) and count.evaluated_value in (0, 1):
             return
         assign = self.context.parent()
-        if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1:
+        if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1 \
+                or not self._assigned_shape(assign, node, listed):
             return
+        element = listed.elements[0].value
         target = assign.targets[0].target
         key = dotted_name(target)
         if key is None or self.context.kind_of(element) is not Kind.TENSOR:
@@ -96,6 +98,21 @@ class ListOfOneTensor(AliasRule):
             return
         detail = f"an element of `{key}` is written in place at line {{write}}"
         self.report_hazard(node, hazard, detail, replacement=self._fix(element, count))
+
+    def _assigned_shape(self, assign: cst.Assign, node: cst.BinaryOperation, listed: cst.List) -> bool:
+        """The shape the trigger (codes.LIST_TIMES_ASSIGNED) admits: `= [x] * n` with at most one level of
+        brackets inside the list, or `= n * [x]` with no `=` and no line break between `=` and `*`."""
+        code = self.context.module.code_for_node
+        if listed is node.left:
+            depth, deepest = 0, 0
+            for char in code(listed):
+                depth += char == "["
+                depth -= char == "]"
+                deepest = max(deepest, depth)
+            return deepest <= 2
+        head = "".join([code(assign.targets[0].whitespace_after_equal), *(code(p) for p in node.lpar),
+                        code(node.left), code(node.operator.whitespace_before)])
+        return not any(char in head for char in "=\r\n")
 
     def _flow_scope(self):
         """The analysed scope (function or module) of the node being visited; None in a class body."""
