@@ -38,6 +38,9 @@ def test_table_says_what_torch_says():
     assert knowledge.lookup("tensor_methods", "tolist") == "?"  # -> Any: the hand list says it
     assert [code for _, code in knowledge.lookup("tensor_methods", "max")["o"]] == [
         "T", "T", ["nt", "torch.return_types.max", ["values", "indices"], ["T", "T"]]]
+    assert knowledge.lookup("tensor_attributes", "data") == "T"
+    assert knowledge.lookup("tensor_attributes", "grad") == "?"  # Tensor | None: the hand list says it
+    assert knowledge.lookup("tensor_attributes", "shape") == "X"
     assert knowledge.lookup("functional", "relu") == "T"
     assert knowledge.lookup("functional", "linear") == "T"  # re-exported from torch._C._nn
     assert knowledge.lookup("module_forward", "Linear") == "T"
@@ -70,7 +73,9 @@ def test_generator_reads_files_only(tmp_path):
         "def topk(input: Tensor, k: _int) -> torch.return_types.topk: ...\n"
         "def numel(self: Tensor) -> _int: ...\ndef anything(x) -> Any: ...\n")
     (tmp_path / "functional.py").write_text("def split(t, s) -> tuple[Tensor, ...]: ...\n")
-    (tmp_path / "_C" / "__init__.pyi").write_text("class TensorBase:\n    def to(self, *a) -> Self: ...\n")
+    (tmp_path / "_C" / "__init__.pyi").write_text(
+        "class TensorBase:\n    data: Tensor\n    grad: Tensor | None\n    _cdata: _int\n"
+        "    def to(self, *a) -> Self: ...\n")
     (tmp_path / "_C" / "_nn.pyi").write_text("def gelu(x: Tensor) -> Tensor: ...\n")
     (tmp_path / "nn" / "functional.pyi").write_text("from torch._C._nn import gelu as gelu\n")
     (tmp_path / "nn" / "modules" / "m.py").write_text(
@@ -81,5 +86,6 @@ def test_generator_reads_files_only(tmp_path):
     assert table["functions"] == {"topk": ["nt", "torch.return_types.topk", ["values", "indices"], ["T", "T"]],
                                   "numel": "N", "anything": "?", "split": "L"}
     assert table["tensor_methods"] == {"to": "T"}
+    assert table["tensor_attributes"] == {"data": "T", "grad": "?"}
     assert table["functional"] == {"gelu": "T"}
     assert table["module_forward"] == {"Module": "?", "A": "?", "B": "?"}  # Optional: unknown; C: no Module

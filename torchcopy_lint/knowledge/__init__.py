@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Dict, Optional
 
 TABLE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_table.json")
-SECTIONS = ("functions", "tensor_methods", "functional", "module_forward")
+SECTIONS = ("functions", "tensor_methods", "tensor_attributes", "functional", "module_forward")
 _PLAIN_KINDS = {"T": "tensor", "L": "tensor-list", "N": "number", "X": "not-tensor", "M": "mapping"}
 
 
@@ -37,7 +37,8 @@ def torch_version() -> Optional[str]:
 
 
 def lookup(section: str, name: str) -> Optional[Any]:
-    """The code of ``name`` in a section (``functions``: ``torch.X``; ``tensor_methods``; ``functional``:
+    """The code of ``name`` in a section (``functions``: ``torch.X``; ``tensor_methods``;
+    ``tensor_attributes``; ``functional``:
     ``torch.nn.functional.X``; ``module_forward``: what calling an ``nn.X`` layer gives), or None."""
     return table()[section].get(name)
 

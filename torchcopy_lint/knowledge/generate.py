@@ -4,7 +4,7 @@ Run it with the torch to describe installed (``python -m torchcopy_lint.knowledg
 the package directory without importing torch and reads, with the stdlib ``ast`` only,
 
 - ``torch/_C/_VariableFunctions.pyi`` and ``torch/functional.py``: the ``torch.X`` functions;
-- ``torch/_C/__init__.pyi`` (class ``TensorBase``): the tensor methods;
+- ``torch/_C/__init__.pyi`` (class ``TensorBase``): the tensor methods and attributes;
 - ``torch/nn/functional.pyi`` (and the names it re-exports from ``torch`` and ``torch/_C/_nn.pyi``);
 - ``torch/return_types.pyi``: the named tuples (``max``, ``topk``, ``sort``...) and their fields;
 - ``torch/nn/modules/*.py``: each layer class's ``forward`` annotations (inherited ones included).
@@ -265,6 +265,8 @@ def generate(directory: str) -> Dict[str, Any]:
     tensor_base = next(s for s in _parse(join(directory, "_C", "__init__.pyi")).body
                        if isinstance(s, ast.ClassDef) and s.name == "TensorBase")
     methods = {n: describe_defs(d, Describer(named, "T"), True) for n, d in _defs(tensor_base.body).items()}
+    attributes = {s.target.id: Describer(named, "T").returns(s.annotation) for s in tensor_base.body
+                  if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and not s.target.id.startswith("_")}
     nn = _defs(_parse(join(directory, "_C", "_nn.pyi")).body)
     tree = _parse(join(directory, "nn", "functional.pyi"))
     functional = {n: describe_defs(d, plain, False) for n, d in _defs(tree.body).items()}
@@ -278,7 +280,8 @@ def generate(directory: str) -> Dict[str, Any]:
                     functional[local] = describe_defs(nn[alias.name], plain, False)
     modules = module_forwards(join(directory, "nn", "modules"), plain)
     return {"format": FORMAT, "torch_version": torch_version(directory), "functions": functions,
-            "tensor_methods": methods, "functional": functional, "module_forward": modules}
+            "tensor_methods": methods, "tensor_attributes": attributes, "functional": functional,
+            "module_forward": modules}
 
 
 def dumps(table: Dict[str, Any]) -> str:

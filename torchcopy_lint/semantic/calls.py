@@ -174,8 +174,7 @@ class Calls:
             if rk.kind.is_tensor:
                 found = library.tensor_method(method, call, self.arg_value(depth))
                 return found if found is not None else TENSOR
-            return UNKNOWN
-        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):  # the class's own method
             read = self.model.reads.get(id(receiver))
             owner = read.scope.flow.owner_class if read is not None else None
             if owner is not None:

@@ -354,7 +354,8 @@ class Evaluator:
             return None
         if base.fields is not None and base.items is not None and attr in base.fields:
             return base.items[base.fields.index(attr)]  # `x.max(1).values`
-        if attr in v.TENSOR_ATTRIBUTES_OF_TENSOR and base.kind.is_tensor:
+        if base.kind.is_tensor and (attr in v.TENSOR_ATTRIBUTES_OF_TENSOR
+                                    or knowledge.lookup("tensor_attributes", attr) == "T"):
             return TENSOR
         if base.kind is Kind.MODULE and attr in v.PARAMETER_ATTRIBUTES:
             return PARAMETER

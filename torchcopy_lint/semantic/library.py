@@ -5,8 +5,9 @@ What it knows: ``torch.X(...)``, ``torch.nn.functional.X(...)``, a tensor's meth
 (``x.max()`` a tensor, ``x.max(1)`` a named tuple ``(values, indices)``), the overloads the call's
 arguments can match (how many, which keywords, a number or a tensor where the other is expected,
 ``True``/``False`` for a ``Literal``), joined. Calling an instance of a module class of this file
-gives what its ``forward`` returns (its annotation, else its ``return`` statements); of a project
-class, what the project index says. A class that defines ``__call__`` is not followed.
+gives what the project index says its ``forward`` returns (the index reads the file itself, so a
+pruned parse gets the same answer); without an index, what its annotation or its ``return``
+statements say. A class that defines ``__call__`` is not followed.
 """
 
 from __future__ import annotations
@@ -164,9 +165,19 @@ class ModuleCalls:
         if cls is None:
             return UNKNOWN
         local = self.model.module_classes.get(cls)
-        if local is not None:
+        if local is not None and self._own_name(cls) is None:
             return UNKNOWN if self._local_defines(local, "__call__", 0) else self._local(local, call, depth, 0)
-        return self._external(cls, call, depth)
+        return self._external(self._own_name(cls) or cls, call, depth)
+
+    def _own_name(self, cls: str) -> Optional[str]:
+        """A class of this file under this module's name, when the project index can answer for it: the
+        index reads the file itself, never the pruned tree (prune.py may blank a class's methods), so the
+        answer is the same for a pruned parse."""
+        index = self.model.project
+        module_name = getattr(index, "module_name", None)
+        if cls not in self.model.module_classes or not module_name or getattr(index, "store", None) is None:
+            return None
+        return f"{module_name}.{cls}"
 
     def defines(self, module: Value, name: str) -> bool:
         """Whether the module's class (of this file or of the project) or one of its project bases defines
@@ -175,8 +186,9 @@ class ModuleCalls:
         if cls is None:
             return False
         local = self.model.module_classes.get(cls)
-        if local is not None:
+        if local is not None and self._own_name(cls) is None:
             return self._local_defines(local, name, 0)
+        cls = self._own_name(cls) or cls
         index = self.model.project
         return index is not None and not self.model.outside_project(cls) and index.method_of(cls, name) is not None
 

@@ -72,7 +72,10 @@ NOT_TENSOR_METHODS = frozenset(
 NOT_TENSOR_ATTRIBUTES = frozenset(
     "shape ndim dtype device is_cuda requires_grad is_leaf layout names is_sparse itemsize nbytes".split()
 )
-TENSOR_ATTRIBUTES_OF_TENSOR = frozenset("data grad T mT H mH real imag".split())
+TENSOR_ATTRIBUTES_OF_TENSOR = frozenset(["grad"])
+"""Attributes of a tensor that are tensors where ``TensorBase``'s annotations do not say so: ``grad`` is
+``Tensor | None`` there; the rules ask about it where it is set (``p.grad.data``). The others
+(``data``, ``T``, ``real``...) come from the table."""
 PARAMETER_ATTRIBUTES = frozenset("weight bias".split())
 CONFIG_COMPONENTS = frozenset("config cfg conf args opt opts hparams hparam settings options".split())
 PARAMETER_ITERATORS = frozenset("parameters buffers".split())
