@@ -26,7 +26,6 @@ SPLIT = {
         "(p.data  # the storage\n .zero_())",
         "p.data \\\n    .mul_(2)",
         "p.data **= 2",
-        "torch.nn.init.normal_(  # init\n    p.data)",
     ],
     "TCL106": ["u = torch.empty_like(  # same shape\n    t).copy_(t)",
                "u = (torch.empty_like(t)  # storage\n     .copy_(  # the values\n         t))",
@@ -36,6 +35,8 @@ SPLIT = {
     "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
+    # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
+    "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
