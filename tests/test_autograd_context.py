@@ -71,7 +71,9 @@ POSSIBLY_LIVE = {
                                          "    def forward(self):\n        self.setup()\n"
                                          "    def setup(self):\n        w.data.add_(1)\n", "unknown"),
     "registered as a hook in __init__": ("class M:\n    def __init__(self):\n        self.register_forward_hook(self.fix)\n"
-                                         "    def fix(self, m, i, o):\n        w.data.add_(1)\n", "unknown"),
+                                         "    def fix(self, m, i, o):\n        w.data.add_(1)\n", "hook"),
+    "nested function registered as a hook": ("def f(model):\n    def renorm(m, i):\n        w.data.add_(1)\n"
+                                             "    model.register_forward_pre_hook(renorm)\n", "hook"),
     "never called": ("class M:\n    def setup(self):\n        w.data.add_(1)\n", "unknown"),
     "a cycle of calls": ("class M:\n    def a(self):\n        self.b()\n    def b(self):\n        self.a()\n"
                          "        w.data.add_(1)\n", "unknown"),

@@ -245,6 +245,8 @@ def test_example_tree_is_linted(cli):
     assert result.returncode == 1
     codes = {line.split(": ")[1].split()[0] for line in result.stdout.decode().splitlines()}  # `nb.ipynb:cell 5:...`
     assert codes == {"TCL101", "TCL102", "TCL103", "TCL104", "TCL105", "TCL111", "TCL112", "TCL113", "TCL114", "TCL115"}
+    everything = cli("--isolated", "--no-cache", "-q", "--select", "ALL", str(ROOT / "examples"))
+    assert {line.split(": ")[1].split()[0] for line in everything.stdout.decode().splitlines()} == codes | {"TCL119"}
 
 
 def test_fix_through_symlink_keeps_the_link(tmp_path, cli):

@@ -43,6 +43,7 @@ SPLIT = {
     "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)"],
     "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
                "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
+    # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
     "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"

@@ -95,6 +95,7 @@ class AutogradContexts:
         self.model = model
         self._functions: Dict[int, Optional[GraphContext]] = {}
         self._applied: Optional[Set[str]] = None
+        self._hooked: Set[str] = set()
         self._refs: Dict[int, Dict[str, List[Tuple[bool, List[cst.CSTNode]]]]] = {}
 
     # --- the query ----------------------------------------------------------------------------------
@@ -178,6 +179,8 @@ class AutogradContexts:
             return OPTIMIZER
         if name in self._applied_names():
             return APPLY
+        if name in self._hooked:
+            return HOOK
         if isinstance(owner, cst.ClassDef):
             return self._from_callers(stack[:index - 1], owner, f"self.{name}") or UNKNOWN
         enclosing = next((i for i in range(index - 1, -1, -1) if isinstance(stack[i], cst.FunctionDef)), None)
@@ -186,17 +189,21 @@ class AutogradContexts:
         return UNKNOWN
 
     def _applied_names(self) -> Set[str]:
-        """Names of functions passed to ``x.apply(f)`` / ``named_apply(f, m)`` (maybe in ``partial``) in this file."""
+        """Names of functions passed to ``x.apply(f)`` / ``named_apply(f, m)`` (maybe in ``partial``) in this file;
+        ``_hooked``: those passed to ``register_*hook*(f)`` (for the message)."""
         if self._applied is None:
             self._applied = set()
             for node in nodes_of_type(self.model.module, cst.Call):
-                if node.args and _APPLY.search(dotted_name(node.func) or ""):
-                    arg = node.args[0].value
-                    if isinstance(arg, cst.Call) and arg.args and (dotted_name(arg.func) or "").endswith("partial"):
-                        arg = arg.args[0].value
-                    name = dotted_name(arg)
-                    if name is not None:
-                        self._applied.add(name.rsplit(".", 1)[-1])
+                func = dotted_name(node.func) or ""
+                applied = _APPLY.search(func)
+                if not node.args or not applied and "hook" not in func.rsplit(".", 1)[-1]:
+                    continue
+                arg = node.args[0].value
+                if isinstance(arg, cst.Call) and arg.args and (dotted_name(arg.func) or "").endswith("partial"):
+                    arg = arg.args[0].value
+                name = dotted_name(arg)
+                if name is not None:
+                    (self._applied if applied else self._hooked).add(name.rsplit(".", 1)[-1])
         return self._applied
 
     def _is_optimizer_class(self, cls: cst.ClassDef) -> bool:
