@@ -62,12 +62,14 @@ STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
-#: TCL116's creation functions (any import spelling holds the name), and the conversions of TCL116-TCL118.
-CREATION_WORD = "|".join(word(name) for name in ("zeros", "ones", "full", "empty", "eye", "arange", "linspace",
-                                                  "tensor"))
-CONVERSION_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
 #: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
 CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
+#: TCL116's creation call (`zeros(`, `ones_like(` ...), or one of them imported under another name.
+CREATION_CALL = "|".join(call_of(word(name) + r"(?:_like)?") for name in ("zeros", "ones", "full", "empty")) + "|" \
+    + "|".join(call_of(word(name)) for name in ("eye", "arange", "linspace", "tensor")) + "|" + CREATION_ALIAS
+#: The conversions of TCL116-TCL118, and one right after a call's closing parenthesis (`f(..).to(`).
+CONVERSION_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
+CONVERSION_AFTER_CALL = r"\)" + GAP + CONVERSION_CALL
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
@@ -98,12 +100,12 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL110": (DOT + call_of("backward"),
                r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
-    # a creation function's name and a conversion call (`.to(`, `.cuda(`, `.float(` ...).
-    "TCL116": (CREATION_WORD, CONVERSION_CALL),
+    # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
+    "TCL116": (CREATION_CALL, CONVERSION_AFTER_CALL),
     # a conversion call, and a call's closing parenthesis followed by `.detach(`.
     "TCL117": (CONVERSION_CALL, r"\)" + GAP + DOT + call_of("detach")),
-    # `.clone(` and a conversion call.
-    "TCL118": (DOT + call_of(word("clone")), CONVERSION_CALL),
+    # `.clone(` and a conversion call right after a call.
+    "TCL118": (DOT + call_of(word("clone")), CONVERSION_AFTER_CALL),
 }
 
 RULE_CODES = tuple(TRIGGERS)
