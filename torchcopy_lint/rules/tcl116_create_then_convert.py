@@ -78,7 +78,8 @@ class CreateThenConvert(Rule):
         if name == "tensor" and creation.args and self.context.kind_of(creation.args[0].value) is Kind.TENSOR:
             return  # torch.tensor(t) of a tensor: TCL101
         target = self._target(node, func.attr.value, creation)
-        if target is None or "device" not in target and self._deliberate(creation, name, target):
+        if target is None or "device" not in target and func.attr.value != "cuda" \
+                and self._deliberate(creation, name, target):
             return
         fix = self._fix(creation, name, target) if target else None
         message = self.message.format(creation=dotted_name(creation.func) or name,
