@@ -71,13 +71,14 @@ STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
-#: TCL116's creation functions (any import spelling holds the name), and the conversions of TCL116-TCL118.
-CREATION_WORD = "|".join(word(name) for name in ("zeros", "ones", "full", "empty", "eye", "arange", "linspace",
-                                                  "tensor"))
-#: A dtype or device conversion call (TCL116-TCL118).
-CAST_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
 #: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
 CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
+#: TCL116's creation call (`zeros(`, `ones_like(` ...), or one of them imported under another name.
+CREATION_CALL = "|".join(call_of(word(name) + r"(?:_like)?") for name in ("zeros", "ones", "full", "empty")) + "|" \
+    + "|".join(call_of(word(name)) for name in ("eye", "arange", "linspace", "tensor")) + "|" + CREATION_ALIAS
+#: The dtype/device conversions of TCL116-TCL118 (a cast), and one right after a call's closing parenthesis (`f(..).to(`).
+CAST_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
+CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
@@ -132,12 +133,12 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL114": (IN_PLACE_WRITE,),
     # `.detach` or `.data`, and an in-place write
     "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
-    # a creation function's name and a conversion call (`.to(`, `.cuda(`, `.float(` ...).
-    "TCL116": (CREATION_WORD, CAST_CALL),
+    # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
+    "TCL116": (CREATION_CALL, CAST_AFTER_CALL),
     # a conversion call, and a call's closing parenthesis followed by `.detach(`.
     "TCL117": (CAST_CALL, r"\)" + GAP + DOT + call_of("detach")),
-    # `.clone(` and a conversion call.
-    "TCL118": (DOT + call_of(word("clone")), CAST_CALL),
+    # `.clone(` and a conversion call right after a call.
+    "TCL118": (DOT + call_of(word("clone")), CAST_AFTER_CALL),
 }
 # TCL119 reports the writes TCL104 looks for, in graph-free code: the same text.
 TRIGGERS["TCL119"] = TRIGGERS["TCL104"]

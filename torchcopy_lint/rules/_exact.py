@@ -27,6 +27,8 @@ _INT_RANGES = {"int64": (-2 ** 63, 2 ** 63 - 1), "int32": (-2 ** 31, 2 ** 31 - 1
                "int8": (-128, 127), "uint8": (0, 255), "bool": (0, 1)}
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "cfloat": "complex64",
             "cdouble": "complex128", "long": "int64", "int": "int32", "short": "int16"}
+#: Names that hold a device (or a device index) wherever they are passed to ``.to()``.
+_DEVICE_NAMES = frozenset("dev device_id device_idx gpu gpu_id rank local_rank".split())
 #: ``arange(n)`` with an unknown ``n``, and ``tensor(data)`` with unknown data.
 COUNT, DATA = "count", "data"
 Values = Union[None, str, Tuple[int, int]]
@@ -132,10 +134,13 @@ def classify(context: FileContext, expr: cst.BaseExpression) -> Optional[str]:
         return "device"
     if isinstance(expr, cst.Call) and context.qualified_name(expr.func) == "torch.device":
         return "device"
-    last = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
-    if last.lower().endswith("dtype"):
+    called = isinstance(expr, cst.Call)  # `self.device()`, `x.get_device()`
+    named = expr.func if isinstance(expr, cst.Call) else expr
+    last = (named.attr.value if isinstance(named, cst.Attribute) else named.value if isinstance(named, cst.Name)
+            else "").lower()
+    if last.endswith("dtype") and not called:
         return "dtype"
-    if last.lower().endswith("device") or last.lower() == "dev":
+    if last.endswith("device") or not called and last in _DEVICE_NAMES:
         return "device"
     return "tensor" if context.kind_of(expr) is Kind.TENSOR else None
 

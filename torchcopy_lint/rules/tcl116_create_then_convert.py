@@ -78,7 +78,8 @@ class CreateThenConvert(Rule):
         if name == "tensor" and creation.args and self.context.kind_of(creation.args[0].value) is Kind.TENSOR:
             return  # torch.tensor(t) of a tensor: TCL101
         target = self._target(node, func.attr.value, creation)
-        if target is None or "device" not in target and self._deliberate(creation, name, target):
+        if target is None or "device" not in target and func.attr.value != "cuda" \
+                and self._deliberate(creation, name, target):
             return
         fix = self._fix(creation, name, target) if target else None
         message = self.message.format(creation=dotted_name(creation.func) or name,
@@ -119,7 +120,12 @@ class CreateThenConvert(Rule):
             return None  # `.to(x, non_blocking)`, `.to(device, dtype, non_blocking, ...)`
         target: Target = {k: keywords[k] for k in ("device", "dtype") if k in keywords}
         if len(positional) == 2:
-            target.update(device=positional[0], dtype=positional[1])
+            first = classify(self.context, positional[0])
+            if first in ("dtype", "tensor"):
+                return None  # `.to(dtype, non_blocking)`, `.to(other, non_blocking)`
+            if first is None:
+                return {}
+            target.update(device=positional[0], dtype=positional[1])  # `.to(device, dtype)`
         elif len(positional) == 1:
             kind = classify(self.context, positional[0])
             if kind == "tensor":
@@ -134,8 +140,7 @@ class CreateThenConvert(Rule):
                 return {}  # a device, a dtype or a tensor: only the reader knows
         if not target:
             return None  # `.to(memory_format=...)`, `.to()`: not a device/dtype conversion
-        if (len(positional) == 2 and classify(self.context, positional[0]) == "dtype") \
-                or set(keywords) - {"device", "dtype"}:
+        if set(keywords) - {"device", "dtype"}:
             return {}  # `copy=`, `memory_format=`: more than a move
         return target
 
@@ -177,6 +182,6 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
 
 def _integer_arange(name: str, creation: cst.Call) -> bool:
     """``arange(n)`` (its values are 0, 1, ... on every device) or ``arange`` of integer literals."""
-    positional = [arg for arg in creation.args if arg.keyword is None]
-    return name == "arange" and (len(creation.args) == 1 and len(positional) == 1
-                                 or all(integer(arg.value) is not None for arg in positional))
+    values = [arg for arg in creation.args if arg.keyword is None or arg.keyword.value in ("start", "end", "step")]
+    return name == "arange" and (len(values) == 1 or all(arg.keyword is None and integer(arg.value) is not None
+                                                         for arg in values))

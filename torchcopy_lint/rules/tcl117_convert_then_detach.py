@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..codes import CONVERSION_CALL, KIND_EVIDENCE, TRIGGERS
+from ..codes import CAST_CALL, KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
 from ..semantic import Kind
 from ._build import call_before, swapped
@@ -27,7 +27,7 @@ class ConvertThenDetach(Rule):
     message = ("`.{method}.detach()` records an autograd copy node and then drops it; "
                "detach first: `.detach().{method}`")
     triggers = TRIGGERS["TCL117"]  # in codes.py, importable without LibCST
-    segment_triggers = (CONVERSION_CALL + "|" + KIND_EVIDENCE,)
+    segment_triggers = (CAST_CALL + "|" + KIND_EVIDENCE,)
 
     VALID = [
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.detach().cpu()",
