@@ -128,14 +128,18 @@ class ReferenceKeptAsSnapshot(AliasRule):
         return bool(found) and all(b.how == "assign" and not b.path and _literal_container(b.value) for b in found)
 
     def _under_comparison(self) -> bool:
-        """The assignment is in the body of an ``if`` that compares (a "best so far" test)."""
+        """The assignment is in the body of a "best so far" test: an ``if`` that compares a name with
+        ``<``/``>`` and whose body rebinds that name (``if loss < best: best = loss; best_w = w``)."""
         for node in reversed(self.context.stack):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return False
             if isinstance(node, cst.If):
                 test = node.test
-                return isinstance(test, cst.Comparison) and any(isinstance(c.operator, _COMPARE)
-                                                                 for c in test.comparisons)
+                if not isinstance(test, cst.Comparison) or not any(isinstance(c.operator, _COMPARE)
+                                                                    for c in test.comparisons):
+                    return False
+                compared = {dotted_name(e) for e in [test.left] + [c.comparator for c in test.comparisons]}
+                return bool(compared & _assigned(node.body))
         return False
 
     @staticmethod
@@ -151,3 +155,13 @@ def _literal_container(value) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) \
         and (value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value) \
         in ("dict", "list", "OrderedDict", "defaultdict")
+
+
+def _assigned(block: cst.BaseSuite) -> set:
+    """Names and chains the statements directly in ``block`` assign."""
+    found = set()
+    for stmt in getattr(block, "body", ()):
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign):
+                found.update(dotted_name(t.target) for t in small.targets)
+    return found
