@@ -110,3 +110,32 @@ def test_hazard_sees_the_next_turn_of_a_loop():
     body = "".join(f"    y{i} = y.sum()\n" for i in range(2000))
     source = "import torch\nx = torch.ones(3)\ny = x.detach()\nfor i in range(3):\n" + body + "    y.add_(1)\n"
     assert _hazard(source, 3, "y", "x") is None  # x never read again
+
+
+def test_walks_of_a_scope_stay_linear_in_its_size():
+    from torchcopy_lint.semantic.storage import BUDGET_BASE, BUDGET_PER_NODE
+
+    # 400 aliases, each written, the original never read: every walk would run to the end of the scope.
+    aliases = "".join(f"x{i} = torch.ones(3)\ny{i} = x{i}.detach()\ny{i}.zero_()\n" for i in range(400))
+    model, scope = _model("import torch\n" + aliases)
+    storage = model.storage
+    asked = 0
+    for i, node in enumerate(scope.cfg_nodes):
+        if isinstance(node, cst.Assign) and node.targets[0].target.value.startswith("y"):
+            target = [b for b in scope.bindings[node.targets[0].target.value] if b.cfg == i][0]
+            source = next(r for r in scope.reads if r.cfg == i and r.key.startswith("x"))
+            assert storage.hazard(scope, i, [storage.side_of_binding(target)], [storage.side_of_read(source)]) is None
+            asked += 1
+    assert asked == 400
+    assert storage.visited[id(scope)] <= BUDGET_PER_NODE * len(scope.cfg_nodes) + BUDGET_BASE
+
+
+def test_no_walk_when_no_side_is_ever_written():
+    aliases = "".join(f"y{i} = x.detach()\nprint(x, y{i})\n" for i in range(50))
+    model, scope = _model("import torch\nx = torch.ones(3)\n" + aliases)
+    storage = model.storage
+    start = next(i for i, node in enumerate(scope.cfg_nodes) if isinstance(node, cst.Assign) and i > 2)
+    target = [b for b in scope.bindings["y0"]][0]
+    source = next(r for r in scope.reads if r.cfg == start and r.key == "x")
+    assert storage.hazard(scope, start, [storage.side_of_binding(target)], [storage.side_of_read(source)]) is None
+    assert storage.visited.get(id(scope), 0) == 0
