@@ -139,3 +139,17 @@ def test_no_walk_when_no_side_is_ever_written():
     source = next(r for r in scope.reads if r.cfg == start and r.key == "x")
     assert storage.hazard(scope, start, [storage.side_of_binding(target)], [storage.side_of_read(source)]) is None
     assert storage.visited.get(id(scope), 0) == 0
+
+
+def test_list_of_one_tensor_and_element_writes():
+    model, _ = _model("import torch\n")
+    assert cst.Module([]).code_for_node(model.storage.repeated(_expr("[torch.zeros(2)] * 3"))) == "torch.zeros(2)"
+    assert cst.Module([]).code_for_node(model.storage.repeated(_expr("n * [t]"))) == "t"
+    assert model.storage.repeated(_expr("[t, u] * 3")) is None and model.storage.repeated(_expr("[t] + [u]")) is None
+    source = "import torch\nxs = [torch.zeros(2)] * 3\n{}\nprint(xs)\n"
+    for line, found in (("xs[0].add_(1)", True), ("xs[1][0] = 7", True), ("xs[2] += 1", True),
+                        ("xs[0] = xs[0] + 1", False)):
+        model, scope = _model(source.format(line))
+        side = model.storage.side_of_binding(scope.bindings["xs"][0])
+        hazard = model.storage.hazard(scope, scope.bindings["xs"][0].cfg, [side], [side], items=1)
+        assert (hazard is not None) == found, line

@@ -36,9 +36,12 @@ The API for rules (``SemanticModel.storage``; every answer is computed at most o
   together visit at most ``BUDGET_PER_NODE`` states per statement (then: silent), so the cost stays
   linear in the size of the file.
 
-For TCL112 (``[t] * n`` then an element written): ``alias_of`` does not cover the list itself; take
-the list's binding as the side and pass ``items=1`` to ``hazard``/``is_write`` so that only writes
-through an element (``xs[i].add_()``, ``xs[i][j] = v``, ``xs[i] += v``) count.
+For TCL112 (``[t] * n`` then an element written): ``repeated(expr)`` gives ``t`` for ``[t] * n`` /
+``n * [t]``; take the list's binding as the side (``side_of_binding``), pass it as both ``written``
+and ``read``, and ``items=1`` so that only writes through an element count (``xs[i].add_()``,
+``xs[i][j] = v``, ``xs[i] += v``), not ``xs[i] = v`` (a rebinding of an element of a list).
+Containers that hold a tensor (``xs.append(t)``, ``d[k] = t``) are sides too: ``side_of_read`` of the
+container's read at the storing statement (see rules/tcl114_reference_kept_as_snapshot.py).
 """
 
 from __future__ import annotations
@@ -119,6 +122,16 @@ class Storage:
         how = SHARING_FUNCTIONS.get(self.model.imports.qualified_name(func) or "")
         if how is not None and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
             return how, expr.args[0].value
+        return None
+
+    @staticmethod
+    def repeated(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """``t`` for ``[t] * n`` / ``n * [t]`` (one object ``n`` times), else None."""
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            for side in (expr.left, expr.right):
+                if isinstance(side, cst.List) and len(side.elements) == 1 \
+                        and not isinstance(side.elements[0], cst.StarredElement):
+                    return side.elements[0].value
         return None
 
     def root(self, expr: cst.BaseExpression) -> Tuple[cst.BaseExpression, List[str]]:
