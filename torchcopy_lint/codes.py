@@ -68,6 +68,12 @@ KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
 IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
                   + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
 
+#: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
+#: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
+SNAPSHOT_WORDS = ("best", "old", "prev", "init", "orig", "before", "snapshot", "saved", "backup")
+HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
+                 "trajectory", "trajectories", "snapshot", "snapshots", "tracked")
+
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
@@ -100,10 +106,15 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
     "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
                IN_PLACE_WRITE),
-    # a tensor kept by reference and then written in place (or stepped)
-    "TCL114": (IN_PLACE_WRITE,),
-    # `.detach` or `.data`, and an in-place write
-    "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
+    # a tensor kept by reference with intent (a snapshot name assigned, a "best so far" name rebound, a history
+    # container stored into), then an in-place write (or a step)
+    "TCL114": ("|".join([w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + "=(?!=)" for w in SNAPSHOT_WORDS]
+                        + [w + r"\w*" + GAP + "=(?!=)" for w in ("lowest", "highest")]
+                        + [w + GAP + r"(?:" + DOT + r"append|\[)" for w in HISTORY_WORDS]),
+               IN_PLACE_WRITE),
+    "TCL115": (DOT + "(?:detach|data)",
+               "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
+               + "(?:detach|data)", IN_PLACE_WRITE),
 }
 
 RULE_CODES = tuple(TRIGGERS)

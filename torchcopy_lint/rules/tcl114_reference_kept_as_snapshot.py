@@ -9,7 +9,7 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..imports import dotted_name
 from ..semantic import Kind
-from ._alias import HISTORY_NAME, SNAPSHOT_NAME, AliasRule, binding_at, name_of
+from ._alias import BEST_NAME, HISTORY_NAME, SNAPSHOT_NAME, AliasRule, binding_at, name_of
 from ._build import method
 
 _COMPARE = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
@@ -24,10 +24,10 @@ class ReferenceKeptAsSnapshot(AliasRule):
     ``p - old`` is always zero. A snapshot is ``t.detach().clone()``.
 
     Flagged where the reference is stored, only with intent: a "best so far" test
-    (the assignment is under a ``<``/``>`` comparison), a name that says snapshot
-    (``best``, ``old``, ``prev``, ``init``, ``orig``, ``last``, ...), a history or log
-    container, or the same tensor appended in a loop that writes it in place; and
-    only when the stored reference is read after the write, on the same path. A
+    (under ``if acc > best_acc:`` that rebinds ``best_acc``), a name that says
+    snapshot (``best``, ``old``, ``prev``, ``init``, ``orig``, ``before``, ``saved``,
+    ...), or a history or log container (``history``, ``loss_log``, ``records``);
+    and only when the stored reference is read after the write, on the same path. A
     list of parameters read after ``step()`` (``params.append(p)``,
     ``list(model.parameters())``) is meant to follow the model: silent. The fix
     ``t.detach().clone()`` is unsafe: the kept value no longer follows the tensor
@@ -114,11 +114,12 @@ class ReferenceKeptAsSnapshot(AliasRule):
         detail = f"`{key}` {what} at line {{write}}, `{name}` read at line {{read}}"
         self.report_hazard(value, hazard, detail, replacement=self._fix(value, hows))
 
-    def _container_intent(self, name: str, kind: Kind) -> bool:
+    @staticmethod
+    def _container_intent(name: str, kind: Kind) -> bool:
+        """A history or log, or a snapshot-named container; parameters only under a snapshot name (a
+        list of parameters is meant to follow the model)."""
         last = name.split(".")[-1]
-        if HISTORY_NAME.search(last) or SNAPSHOT_NAME.search(last):
-            return True
-        return kind is Kind.TENSOR and self.context.loop() is not None  # the same tensor stored at every turn
+        return bool(SNAPSHOT_NAME.search(last)) or kind is Kind.TENSOR and bool(HISTORY_NAME.search(last))
 
     def _is_container(self, expr: cst.BaseExpression) -> bool:
         """Known to be a dict or a list (a store into a tensor or an array copies the values)."""
@@ -139,7 +140,7 @@ class ReferenceKeptAsSnapshot(AliasRule):
                                                                     for c in test.comparisons):
                     return False
                 compared = {dotted_name(e) for e in [test.left] + [c.comparator for c in test.comparisons]}
-                return bool(compared & _assigned(node.body))
+                return any(BEST_NAME.search(name.split(".")[-1]) for name in compared & _assigned(node.body) if name)
         return False
 
     @staticmethod
