@@ -71,6 +71,9 @@ IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<
 #: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
 #: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
 SNAPSHOT_WORDS = ("best", "old", "prev", "init", "orig", "before", "snapshot", "saved", "backup")
+#: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, and nothing else.
+SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT
+                  + r"detach" + GAP + r"\(" + GAP + r"\))?" + GAP + r"\)?[ \t]*(?:[#;\r\n]|\Z)")
 HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
                  "trajectory", "trajectories", "snapshot", "snapshots", "tracked")
 
@@ -108,7 +111,7 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
                IN_PLACE_WRITE),
     # a tensor kept by reference with intent (a snapshot name assigned, a "best so far" name rebound, a history
     # container stored into), then an in-place write (or a step)
-    "TCL114": ("|".join([w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + "=(?!=)" for w in SNAPSHOT_WORDS]
+    "TCL114": ("|".join([w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + SNAPSHOT_VALUE for w in SNAPSHOT_WORDS]
                         + [w + r"\w*" + GAP + "=(?!=)" for w in ("lowest", "highest")]
                         + [w + GAP + r"(?:" + DOT + r"append|\[)" for w in HISTORY_WORDS]),
                IN_PLACE_WRITE),

@@ -70,7 +70,7 @@ class ReferenceKeptAsSnapshot(AliasRule):
         key = dotted_name(target)
         if key is None:
             return
-        if SNAPSHOT_NAME.search(key.split(".")[-1]) or self._under_comparison():
+        if SNAPSHOT_NAME.search(key.split(".")[-1]) and _plain_reference(node.value) or self._under_comparison():
             self._stored(node.value, None, target)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -166,3 +166,11 @@ def _assigned(block: cst.BaseSuite) -> set:
             if isinstance(small, cst.Assign):
                 found.update(dotted_name(t.target) for t in small.targets)
     return found
+
+
+def _plain_reference(value: cst.BaseExpression) -> bool:
+    """``w``, ``self.w``, ``w.data`` or ``w.detach()``: what codes.SNAPSHOT_VALUE lets through the prefilter."""
+    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "detach":
+        value = value.func.value
+    return dotted_name(value) is not None
