@@ -74,6 +74,9 @@ def test_near_misses_stay_out(code, snippet):
     ("TCL106", "torch.empty_like(x)" + ")  # )\n" * 20_000 + ".copy"),
     ("TCL107", "torch.tensor(" + "  # [\n" * 20_000 + "1"),
     ("TCL110", "loss" + "  # )\n" * 20_000 + ") . backward"),
+    ("TCL115", "x.data\n" + "y =" + " " * 100_000 + "(" + " " * 100_000 + "z"),
+    ("TCL115", "x.detach\ny = " + "a." * 50_000 + "b"),
+    ("TCL114", "best" + " " * 100_000 + "==\nhistory" + " " * 100_000 + ". pop"),
     # once quadratic: 38 s for a 100,000-space line, from `\s*\(?\s*` (two ways to split every run)
     ("TCL110", " " * 100_000 + "x)\n(y).backward("),
 ])

@@ -92,6 +92,14 @@ LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)
 LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
                        + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
                        + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\[")
+#: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
+#: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
+SNAPSHOT_WORDS = ("best", "old", "prev", "init", "orig", "before", "snapshot", "saved", "backup")
+#: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, and nothing else.
+SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT
+                  + r"detach" + GAP + r"\(" + GAP + r"\))?" + GAP + r"\)?[ \t]*(?:[#;\r\n]|\Z)")
+HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
+                 "trajectory", "trajectories", "snapshot", "snapshots", "tracked")
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
@@ -129,10 +137,15 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
     "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
                IN_PLACE_WRITE),
-    # a tensor kept by reference and then written in place (or stepped)
-    "TCL114": (IN_PLACE_WRITE,),
-    # `.detach` or `.data`, and an in-place write
-    "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
+    # a tensor kept by reference with intent (a snapshot name assigned, a "best so far" name rebound, a history
+    # container stored into), then an in-place write (or a step)
+    "TCL114": ("|".join([w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + SNAPSHOT_VALUE for w in SNAPSHOT_WORDS]
+                        + [w + r"\w*" + GAP + "=(?!=)" for w in ("lowest", "highest")]
+                        + [w + GAP + r"(?:" + DOT + r"append|\[)" for w in HISTORY_WORDS]),
+               IN_PLACE_WRITE),
+    "TCL115": (DOT + "(?:detach|data)",
+               "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
+               + "(?:detach|data)", IN_PLACE_WRITE),
     # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
     "TCL116": (CREATION_CALL, CAST_AFTER_CALL),
     # a conversion call, and a call's closing parenthesis followed by `.detach(`.

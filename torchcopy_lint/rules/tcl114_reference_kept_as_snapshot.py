@@ -9,7 +9,7 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..imports import dotted_name
 from ..semantic import Kind
-from ._alias import HISTORY_NAME, SNAPSHOT_NAME, AliasRule, binding_at, name_of
+from ._alias import BEST_NAME, HISTORY_NAME, SNAPSHOT_NAME, AliasRule, binding_at, name_of
 from ._build import method
 
 _COMPARE = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
@@ -24,10 +24,10 @@ class ReferenceKeptAsSnapshot(AliasRule):
     ``p - old`` is always zero. A snapshot is ``t.detach().clone()``.
 
     Flagged where the reference is stored, only with intent: a "best so far" test
-    (the assignment is under a ``<``/``>`` comparison), a name that says snapshot
-    (``best``, ``old``, ``prev``, ``init``, ``orig``, ``last``, ...), a history or log
-    container, or the same tensor appended in a loop that writes it in place; and
-    only when the stored reference is read after the write, on the same path. A
+    (under ``if acc > best_acc:`` that rebinds ``best_acc``), a name that says
+    snapshot (``best``, ``old``, ``prev``, ``init``, ``orig``, ``before``, ``saved``,
+    ...), or a history or log container (``history``, ``loss_log``, ``records``);
+    and only when the stored reference is read after the write, on the same path. A
     list of parameters read after ``step()`` (``params.append(p)``,
     ``list(model.parameters())``) is meant to follow the model: silent. The fix
     ``t.detach().clone()`` is unsafe: the kept value no longer follows the tensor
@@ -70,7 +70,7 @@ class ReferenceKeptAsSnapshot(AliasRule):
         key = dotted_name(target)
         if key is None:
             return
-        if SNAPSHOT_NAME.search(key.split(".")[-1]) or self._under_comparison():
+        if SNAPSHOT_NAME.search(key.split(".")[-1]) and _plain_reference(node.value) or self._under_comparison():
             self._stored(node.value, None, target)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -114,11 +114,12 @@ class ReferenceKeptAsSnapshot(AliasRule):
         detail = f"`{key}` {what} at line {{write}}, `{name}` read at line {{read}}"
         self.report_hazard(value, hazard, detail, replacement=self._fix(value, hows))
 
-    def _container_intent(self, name: str, kind: Kind) -> bool:
+    @staticmethod
+    def _container_intent(name: str, kind: Kind) -> bool:
+        """A history or log, or a snapshot-named container; parameters only under a snapshot name (a
+        list of parameters is meant to follow the model)."""
         last = name.split(".")[-1]
-        if HISTORY_NAME.search(last) or SNAPSHOT_NAME.search(last):
-            return True
-        return kind is Kind.TENSOR and self.context.loop() is not None  # the same tensor stored at every turn
+        return bool(SNAPSHOT_NAME.search(last)) or kind is Kind.TENSOR and bool(HISTORY_NAME.search(last))
 
     def _is_container(self, expr: cst.BaseExpression) -> bool:
         """Known to be a dict or a list (a store into a tensor or an array copies the values)."""
@@ -128,14 +129,18 @@ class ReferenceKeptAsSnapshot(AliasRule):
         return bool(found) and all(b.how == "assign" and not b.path and _literal_container(b.value) for b in found)
 
     def _under_comparison(self) -> bool:
-        """The assignment is in the body of an ``if`` that compares (a "best so far" test)."""
+        """The assignment is in the body of a "best so far" test: an ``if`` that compares a name with
+        ``<``/``>`` and whose body rebinds that name (``if loss < best: best = loss; best_w = w``)."""
         for node in reversed(self.context.stack):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return False
             if isinstance(node, cst.If):
                 test = node.test
-                return isinstance(test, cst.Comparison) and any(isinstance(c.operator, _COMPARE)
-                                                                 for c in test.comparisons)
+                if not isinstance(test, cst.Comparison) or not any(isinstance(c.operator, _COMPARE)
+                                                                    for c in test.comparisons):
+                    return False
+                compared = {dotted_name(e) for e in [test.left] + [c.comparator for c in test.comparisons]}
+                return any(BEST_NAME.search(name.split(".")[-1]) for name in compared & _assigned(node.body) if name)
         return False
 
     @staticmethod
@@ -151,3 +156,21 @@ def _literal_container(value) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) \
         and (value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value) \
         in ("dict", "list", "OrderedDict", "defaultdict")
+
+
+def _assigned(block: cst.BaseSuite) -> set:
+    """Names and chains the statements directly in ``block`` assign."""
+    found = set()
+    for stmt in getattr(block, "body", ()):
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign):
+                found.update(dotted_name(t.target) for t in small.targets)
+    return found
+
+
+def _plain_reference(value: cst.BaseExpression) -> bool:
+    """``w``, ``self.w``, ``w.data`` or ``w.detach()``: what codes.SNAPSHOT_VALUE lets through the prefilter."""
+    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "detach":
+        value = value.func.value
+    return dotted_name(value) is not None

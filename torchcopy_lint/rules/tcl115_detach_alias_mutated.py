@@ -62,8 +62,8 @@ class DetachAliasMutated(AliasRule):
             return
         target = node.targets[0].target
         source, hows, alias = self._root(node.value)
-        if alias is None or not any(h in _DETACHING for h in hows) or not all(h in _TENSOR_VIEWS for h in hows):
-            return
+        if alias is None or hows[-1] not in _DETACHING or not all(h in _TENSOR_VIEWS for h in hows):
+            return  # `.detach()`/`.data` right on the name (codes.py's trigger looks for that), views after it
         key = dotted_name(source)
         if key is None or key.split(".")[0] in ("self", "cls"):
             return

@@ -31,12 +31,17 @@ The API for rules (``SemanticModel.storage``; every answer is computed at most o
   the flow graph from statement ``start`` on which side ``written`` is written in place and then side
   ``read`` is read (a value read: not ``.shape``/``.dtype``/``len()``, not a store into it, not the
   receiver of ``.append``), neither side rebound on the way. ``param_written``: an optimizer step
-  counts as a write of ``written`` (it holds the parameters). One breadth-first walk per question over
-  (statement, written yet): linear in the size of the scope.
+  counts as a write of ``written`` (it holds the parameters). One walk per question over (statement,
+  written yet), only when a written side's key is written somewhere in the scope; all walks of a scope
+  together visit at most ``BUDGET_PER_NODE`` states per statement (then: silent), so the cost stays
+  linear in the size of the file.
 
-For TCL112 (``[t] * n`` then an element written): ``alias_of`` does not cover the list itself; take
-the list's binding as the side and pass ``items=1`` to ``hazard``/``is_write`` so that only writes
-through an element (``xs[i].add_()``, ``xs[i][j] = v``, ``xs[i] += v``) count.
+For TCL112 (``[t] * n`` then an element written): ``repeated(expr)`` gives ``t`` for ``[t] * n`` /
+``n * [t]``; take the list's binding as the side (``side_of_binding``), pass it as both ``written``
+and ``read``, and ``items=1`` so that only writes through an element count (``xs[i].add_()``,
+``xs[i][j] = v``, ``xs[i] += v``), not ``xs[i] = v`` (a rebinding of an element of a list).
+Containers that hold a tensor (``xs.append(t)``, ``d[k] = t``) are sides too: ``side_of_read`` of the
+container's read at the storing statement (see rules/tcl114_reference_kept_as_snapshot.py).
 """
 
 from __future__ import annotations
@@ -72,6 +77,12 @@ ARRAY_MAKERS = frozenset("""array asarray ascontiguousarray zeros ones empty ful
     random.rand random.randn random.random random.uniform random.normal random.randint""".split())
 
 
+#: ``hazard``'s walks over one flow scope visit at most this many states per statement (plus a base): the
+#: cost of every question about a scope stays linear in its size, whatever the number of aliases in it.
+BUDGET_PER_NODE = 8
+BUDGET_BASE = 1000
+
+
 class Write(NamedTuple):
     key: Optional[str]
     read: Optional[object]  # the Read of the written name (None for an optimizer step)
@@ -91,6 +102,8 @@ class Storage:
         self._writes: Dict[int, List[List[Write]]] = {}
         self._reads: Dict[int, List[List[object]]] = {}
         self._parents: Dict[int, Dict[int, cst.CSTNode]] = {}
+        self._written: Dict[int, set] = {}
+        self.visited: Dict[int, int] = {}  # states walked by ``hazard`` per flow scope (bounded: see BUDGET)
 
     # --- values ----------------------------------------------------------------------------------
 
@@ -109,6 +122,16 @@ class Storage:
         how = SHARING_FUNCTIONS.get(self.model.imports.qualified_name(func) or "")
         if how is not None and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
             return how, expr.args[0].value
+        return None
+
+    @staticmethod
+    def repeated(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """``t`` for ``[t] * n`` / ``n * [t]`` (one object ``n`` times), else None."""
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            for side in (expr.left, expr.right):
+                if isinstance(side, cst.List) and len(side.elements) == 1 \
+                        and not isinstance(side.elements[0], cst.StarredElement):
+                    return side.elements[0].value
         return None
 
     def root(self, expr: cst.BaseExpression) -> Tuple[cst.BaseExpression, List[str]]:
@@ -269,10 +292,13 @@ class Storage:
                     kills[side.key].add(b.cfg)
                     if b.cfg == start and id(b) not in side.defs:
                         rebound.add(side.key)
-        written = [side for side in written if side.key not in rebound]
+        keys = self._written_keys(flow)
+        written = [side for side in written if side.key not in rebound and (side.key in keys or param_written
+                                                                           and None in keys)]
         read = [side for side in read if side.key not in rebound]
         if not written or not read:
             return None
+        budget = BUDGET_PER_NODE * len(flow.cfg_nodes) + BUDGET_BASE - self.visited.get(id(flow), 0)
         seen = set()
         pending: List[Tuple[int, Optional[Write]]] = [(s, None) for s in flow.succ[start]]
         while pending:
@@ -280,10 +306,15 @@ class Storage:
             if (node, write is None) in seen:
                 continue
             seen.add((node, write is None))
+            budget -= 1
+            if budget < 0:  # the scope's walks have cost enough: silent from here on (linear in its size)
+                self.visited[id(flow)] = BUDGET_PER_NODE * len(flow.cfg_nodes) + BUDGET_BASE
+                return None
             if write is not None and node != start:
                 for r in self.reads_at(flow, node):
                     if r.node is not skip and any(self.holds(side, r) for side in read) \
                             and self.is_value_read(r, flow):
+                        self.visited[id(flow)] = self.visited.get(id(flow), 0) + len(seen)
                         return write, r
             if any(node in kills[side.key] for side in read):
                 continue
@@ -293,7 +324,15 @@ class Storage:
                 write = next((w for w in self.writes_at(flow, node)
                               if any(self.is_write(w, side, param_written, items) for side in written)), None)
             pending.extend((s, write) for s in flow.succ[node])
+        self.visited[id(flow)] = self.visited.get(id(flow), 0) + len(seen)
         return None
+
+    def _written_keys(self, flow) -> set:
+        """Every key written in place somewhere in the scope (None: an optimizer step)."""
+        keys = self._written.get(id(flow))
+        if keys is None:
+            keys = self._written[id(flow)] = {w.key for i in range(len(flow.cfg_nodes)) for w in self.writes_at(flow, i)}
+        return keys
 
 
 def _in_place(name: str) -> bool:
