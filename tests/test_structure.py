@@ -99,7 +99,7 @@ def test_what_other_statements_read_is_kept():
 
 
 def test_a_statement_a_rule_can_fire_in_is_kept():
-    table = b"T = [\n" + b"    p.data,\n" * 400 + b"]\n"
+    table = b"T = p.data = [\n" + b"    1.5,\n" * 400 + b"]\n"  # TCL104 reports rebinding .data
     assert _plan(HEAD + table, ("TCL101", "TCL104")).dropped == frozenset()
     assert _plan(HEAD + table, ("TCL101",)).dropped == {3}
 
@@ -126,6 +126,20 @@ def test_import_aliases_resolve():
     assert _plan(b"from torch import tensor as T\ny = T(x)\n", ["TCL101"]).codes == {"TCL101"}
     assert _plan(b"from copy import deepcopy as dc\nm2 = dc(m)\n", ["TCL105"]).codes == {"TCL105"}
     assert _plan(b"y = T(x)\n", ["TCL101"]).codes == frozenset()
+
+
+def test_call_shapes():
+    codes = [r.code for r in ALL_RULES]
+    assert _plan(b"import torch\ny = torch.tensor([1, 2])\nz = torch.tensor(data=3)\n", codes).codes == frozenset()
+    assert _plan(b"import torch\ny = torch.tensor(data=t)\n", codes).codes == {"TCL101", "TCL107"}
+    assert _plan(b"import torch\ny = torch.as_tensor([a, b])\n", codes).codes == {"TCL107"}
+    assert _plan(b"import torch\ny = torch.tensor(*args)\n", codes).codes == {"TCL101", "TCL107"}
+    assert _plan(b"y = x.clone()\nz = y.detach()\n", codes).codes == frozenset()
+    assert _plan(b"from torch import clone as c\nz = c(y).detach()\n", codes).codes == {"TCL103"}
+    assert _plan(b"a = p.data\nb = p.data.sum()\nd = dict.copy()\n", codes).codes == frozenset()
+    for write in (b"p.data.add_(1)", b"p.data = t", b"p.data[0] += 1", b"init.zeros_(p.data)"):
+        assert _plan(write + b"\n", codes).codes == {"TCL104"}, write
+    assert _plan(b"import copy as c\nu = c.copy(t)\n", codes).codes == {"TCL108"}
 
 
 def test_accumulation_needs_backward():

@@ -35,6 +35,10 @@ _HANDED_ON = {
     "ParsedFile": "parsing", "parse": "parsing", "parse_active": "parsing", "_decode_lines": "parsing",
     "kept_statement_lines": "parsing",
     "effective_applicability": "fix_safety", "to_diagnostics": "fix_safety",
+    # what this module's namespace held before the split, for modules written against it
+    "Binding": "semantic", "Kind": "semantic", "Loop": "semantic", "Read": "semantic", "SemanticModel": "semantic",
+    "Value": "semantic", "ImportMap": "imports", "ProjectIndex": "semantic.project", "Applicability": "diagnostics",
+    "Fix": "diagnostics", "Reparser": "reparse",
 }
 
 

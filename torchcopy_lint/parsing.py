@@ -102,9 +102,11 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     drop = plan.dropped if plan is not None else frozenset()
     pruned = None
     if tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
-        blank = (lambda segment: any(r.may_match_segment(segment) for r in active)) if prune else None
+        blank = _segment_matcher(active, plan) if prune else None
         if blank is not None or drop:
             pruned = prune_file(source, blank, tree, drop)
+    if plan is not None:
+        plan.release()
     full_lines = ast_statement_lines(tree)
     if reparser is None or pruned is not None:
         tree = None  # the AST can be large: not kept alive through the LibCST parse
@@ -124,6 +126,14 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     lines = kept_statement_lines(full_lines, pruned) if pruned is not None and pruned.removed else full_lines
     moved = pruned if pruned is not None and pruned.removed else None
     return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
+
+
+def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan]):
+    """What pruning keeps: a segment some rule's segment text occurs in, and (with the structural plan)
+    that the rule can fire in or reads as evidence (``Plan.keeps``)."""
+    def matches(segment: bytes, node) -> bool:
+        return any(r.may_match_segment(segment) and (plan is None or plan.keeps(r.code, segment, node)) for r in active)
+    return matches
 
 
 def kept_statement_lines(lines: Optional[AstLines], pruned: Pruned) -> Optional[AstLines]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Collection, List, Optional, Sequence, Tuple
 
 Matcher = Callable[[bytes], bool]
+NodeMatcher = Callable[[bytes, ast.AST], bool]  # a segment's text and its node (structure.py refines by shape)
 Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end col (1-based lines, byte cols)
 
 MIN_FILE_SIZE = 8_000  # below this, pruning does not pay for the ast parse
@@ -51,7 +52,7 @@ def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) ->
     """``source`` with the spans no rule can need blanked; None when pruning does not apply.
 
     ``tree`` is ``source``'s CPython AST when the caller has it already."""
-    pruned = prune_file(source, matches, tree)
+    pruned = prune_file(source, lambda segment, node: matches(segment), tree)
     return pruned.text if pruned is not None else None
 
 
@@ -83,7 +84,7 @@ class Pruned:
         return line - shift
 
 
-def prune_file(source: bytes, matches: Optional[Matcher], tree: Optional[ast.Module] = None,
+def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast.Module] = None,
                drop: Collection[int] = ()) -> Optional[Pruned]:
     """``prune``, and the top-level statements of ``tree`` numbered in ``drop`` cut out, whole lines
     and all (structure.py decides which); None when neither applies. ``matches`` None: cut only."""
@@ -103,7 +104,7 @@ def prune_file(source: bytes, matches: Optional[Matcher], tree: Optional[ast.Mod
     lines = source.splitlines(keepends=True)
     if not lines or any(line.endswith(b"\r") and not line.endswith(b"\r\n") for line in lines):
         return None  # old-Mac newlines: ast and LibCST may count lines differently
-    pruner = _Pruner(lines, matches or (lambda segment: True))
+    pruner = _Pruner(lines, matches or (lambda segment, node: True))
     removed: List[Tuple[int, int]] = []
     for index, node in enumerate(tree.body):
         if index in drop and not (node.lineno > 1 and lines[node.lineno - 2].rstrip(b"\n").endswith(b"\\")):
@@ -131,7 +132,7 @@ def declares_utf8(source: bytes) -> bool:
 
 
 class _Pruner:
-    def __init__(self, lines: List[bytes], matches: Matcher) -> None:
+    def __init__(self, lines: List[bytes], matches: NodeMatcher) -> None:
         self.lines = lines
         self.matches = matches
         self.edits: List[Edit] = []
@@ -146,7 +147,7 @@ class _Pruner:
     def top_level(self, node: ast.stmt) -> None:
         text = self.text(node, whole_lines=True)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if not self.matches(text):
+            if not self.matches(text, node):
                 self.stub_body(node)
             elif isinstance(node, ast.ClassDef) and len(text) > LARGE_NODE:
                 self.prune_class(node)
@@ -159,10 +160,10 @@ class _Pruner:
         for stmt in cls.body:
             text = self.text(stmt, whole_lines=True)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if not self.matches(text) and not _SELF_WRITE.search(text):
+                if not self.matches(text, stmt) and not _SELF_WRITE.search(text):
                     self.stub_body(stmt)
             elif isinstance(stmt, ast.ClassDef) and len(text) > LARGE_NODE // 4:
-                if self.matches(text):
+                if self.matches(text, stmt):
                     self.prune_class(stmt)
                 elif not _SELF_WRITE.search(text):
                     self.stub_body(stmt)
@@ -202,7 +203,7 @@ class _Pruner:
             if item is None or isinstance(item, ast.Starred):
                 continue
             text = self.text(item)
-            if not self.matches(text):
+            if not self.matches(text, item):
                 if len(text) > 8:
                     self.blank(item.lineno, item.col_offset, item.end_lineno, item.end_col_offset, b"0")  # type: ignore[arg-type]
             elif len(text) > LARGE_NODE:

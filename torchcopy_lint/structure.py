@@ -18,8 +18,11 @@ What a rule needs is declared here, importable without LibCST (as its text trigg
 ``NEEDS[code]`` is a tuple of groups of *shape tokens*; a statement (or file) can hold a report of
 the rule only if it holds a token of every group. Tokens: ``call:NAME`` (a call of ``NAME(...)`` or
 ``x.NAME(...)``, import aliases resolved: ``from copy import deepcopy as dc`` makes ``dc(...)`` a
-``call:deepcopy``), ``method:NAME`` (``x.NAME(...)``), ``attr:NAME`` (any ``x.NAME``), ``form:augadd``
-(``+=``) and ``form:add`` (a binary ``+``). A rule with no entry is treated conservatively: it is
+``call:deepcopy``), ``data:NAME`` / ``tensors:NAME`` (such a call whose data argument may be a tensor / a
+list of tensors), ``one_arg:NAME`` (``NAME(a)`` or ``m.NAME(a)``), ``method:NAME`` (``x.NAME(...)``),
+``detach_of:NAME`` (``NAME(...).detach()``, ``x.NAME(...).detach()``), ``attr:NAME`` (any ``x.NAME``),
+``data_write`` (``.data`` stored to, changed in place or passed to a function), ``form:augadd`` (``+=``)
+and ``form:add`` (a binary ``+``). A rule with no entry is treated conservatively: it is
 active wherever its text triggers pass, and with it active no statement is dropped.
 tests/test_structure.py compares linting with and without this on real files.
 """
@@ -31,6 +34,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
+from .codes import KIND_EVIDENCE, compile_trigger
+
 Needs = Tuple[FrozenSet[str], ...]
 
 
@@ -40,17 +45,26 @@ def _needs(*groups: Iterable[str]) -> Needs:
 
 #: Per rule: the groups of shape tokens a statement must hold (one of each group) to hold a report.
 NEEDS: Dict[str, Needs] = {
-    "TCL101": _needs({"call:tensor"}),  # torch.tensor(x)
+    "TCL101": _needs({"data:tensor"}),  # torch.tensor(x), x not a literal
     "TCL102": _needs({"method:new_tensor"}),  # x.new_tensor(t)
-    "TCL103": _needs({"method:detach"}, {"call:clone"}),  # x.clone().detach(), torch.clone(x).detach()
-    "TCL104": _needs({"attr:data"}),  # p.data...
+    "TCL103": _needs({"detach_of:clone"}),  # x.clone().detach(), torch.clone(x).detach()
+    "TCL104": _needs({"data_write"}),  # p.data.add_(1), p.data = v, p.data[i] = v, f_(p.data)
     "TCL105": _needs({"call:deepcopy"}),  # copy.deepcopy(model)
     "TCL106": _needs({"method:copy_"}, {"call:empty_like", "call:zeros_like", "call:ones_like"}),
-    "TCL107": _needs({"call:tensor", "call:as_tensor"}),  # torch.tensor([a, b])
-    "TCL108": _needs({"call:copy"}),  # copy.copy(t)
+    "TCL107": _needs({"tensors:tensor", "tensors:as_tensor"}),  # torch.tensor([a, b]), torch.as_tensor(xs)
+    "TCL108": _needs({"one_arg:copy"}),  # copy.copy(t)
     "TCL109": _needs({"method:state_dict"}),  # best = model.state_dict()
     # `total += loss` / `total = total + loss` / `losses.append(loss)` in the loop that calls `loss.backward()`
     "TCL110": _needs({"method:backward"}, {"method:append", "form:augadd", "form:add"}),
+}
+
+#: Rules whose pruning (prune.py) the shapes refine: a top-level def or class (a method of a big class,
+#: an element of a big literal) in which the rule's segment text occurs is kept for it only if the rule
+#: can fire in it, or if this text, which marks what the semantic model reads elsewhere for the rule
+#: (codes.KIND_EVIDENCE), occurs in it (None: nothing). Rules not listed are pruned by text alone.
+SEGMENT_EVIDENCE: Dict[str, Optional[str]] = {
+    "TCL101": KIND_EVIDENCE, "TCL102": KIND_EVIDENCE, "TCL103": None, "TCL104": None, "TCL105": None,
+    "TCL106": None, "TCL107": KIND_EVIDENCE, "TCL108": KIND_EVIDENCE, "TCL109": None,
 }
 
 DROP_MIN = 2_000  # bytes: smaller statements cost LibCST little, and are kept (fewer line maps)
@@ -100,14 +114,13 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
             continue
         if cls is Attribute:
             add("attr:" + node.attr)  # type: ignore[attr-defined]
+            if node.attr == "data" and node.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
+                add("data_write")  # p.data = v, p.data += v
         elif cls is Call:
-            func = node.func  # type: ignore[attr-defined]
-            if func.__class__ is Attribute:
-                add("method:" + func.attr)
-                add("call:" + func.attr)
-            elif func.__class__ is Name:
-                add("call:" + func.id)
-                add("name_call:" + func.id)
+            _call_shapes(node, add)  # type: ignore[arg-type]
+        elif cls is ast.Subscript:
+            if node.ctx.__class__ is ast.Store and _is_data(node.value):  # type: ignore[attr-defined]
+                add("data_write")  # p.data[i] = v
         elif cls is ast.AugAssign:
             if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
                 add("form:augadd")
@@ -131,9 +144,76 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
     return Shape(tokens, names, inert)
 
 
+# What a call's data argument (the first positional one, or ``data=``) may be for the semantic model to
+# call it a tensor: not a literal (a number, a string, a display, a comprehension).
+_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+             ast.DictComp, ast.GeneratorExp)
+
+
+def _is_data(node: ast.AST) -> bool:
+    return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
+
+
+def _call_shapes(call: ast.Call, add) -> None:
+    func = call.func
+    arity = len(call.args) + len(call.keywords)
+    if func.__class__ is ast.Attribute:
+        name = func.attr  # type: ignore[attr-defined]
+        add("method:" + name)
+        _call_tokens(call, name, "", add)
+        if arity == 1 and func.value.__class__ is ast.Name:  # type: ignore[attr-defined]
+            add("one_arg:" + name)  # copy.copy(t)
+        if _is_data(func.value) and name.endswith("_") and not name.startswith("__"):  # type: ignore[attr-defined]
+            add("data_write")  # p.data.add_(v)
+        inner = func.value  # type: ignore[attr-defined]
+        if name == "detach" and arity == 0 and inner.__class__ is ast.Call:  # t.clone().detach()
+            if inner.func.__class__ is ast.Attribute:
+                add("detach_of:" + inner.func.attr)
+            elif inner.func.__class__ is ast.Name:
+                add("detach_of:" + inner.func.id)
+                add("name_detach_of:" + inner.func.id)
+    elif func.__class__ is ast.Name:
+        name = func.id  # type: ignore[attr-defined]
+        for prefix in ("", "name_"):
+            _call_tokens(call, name, prefix, add)
+            if arity == 1:
+                add(prefix + "one_arg:" + name)
+    if any(_is_data(a) for a in call.args[:1]) or any(_is_data(k.value) for k in call.keywords):
+        add("data_write")  # torch.nn.init.zeros_(p.data): a function may write it
+
+
+def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
+    """``call:NAME``; ``data:NAME`` when its data argument may be a tensor (TCL101: ``torch.tensor(t)``);
+    ``tensors:NAME`` when it may be a list of tensors (TCL107: a name, or a display with no constant in
+    it). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
+    which ``resolved`` turns into tokens of what an import alias stands for."""
+    add(prefix + "call:" + name)
+    data = None
+    unsure = bool(call.args) and call.args[0].__class__ is ast.Starred
+    if call.args and not unsure:
+        data = call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            unsure = True
+        elif keyword.arg == "data" and data is None:
+            data = keyword.value
+    if data is None and not unsure:
+        return
+    if unsure or not isinstance(data, _LITERALS):
+        add(prefix + "data:" + name)
+    if unsure or data.__class__ is ast.Name or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
+            and not any(e.__class__ is ast.Constant for e in data.elts):  # type: ignore[union-attr]
+        add(prefix + "tensors:" + name)
+
+
 def resolved(tokens: Set[str], aliases: Dict[str, str]) -> Set[str]:
     """``tokens`` with calls of import aliases counted as calls of what they import."""
-    extra = {"call:" + aliases[t[10:]] for t in tokens if t.startswith("name_call:") and t[10:] in aliases}
+    extra = set()
+    for token in tokens:
+        if token.startswith("name_"):
+            kind, _, local = token[5:].partition(":")
+            if local in aliases:
+                extra.add(f"{kind}:{aliases[local]}")
     return tokens | extra if extra else tokens
 
 
@@ -150,10 +230,32 @@ class Plan:
     codes: FrozenSet[str]
     dropped: FrozenSet[int] = frozenset()  # indices into the tree's top-level statements
     tree: Optional[ast.Module] = field(default=None, repr=False)  # handed on to the engine, then let go
+    aliases: Dict[str, str] = field(default_factory=dict, repr=False)
+    # the tokens of each top-level statement (by id, with the statement: valid while the tree lives)
+    tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
 
     def take_tree(self) -> Optional[ast.Module]:
         tree, self.tree = self.tree, None
         return tree
+
+    def release(self) -> None:
+        """Let go of the statements (the tree, once pruning is done)."""
+        self.tokens = {}
+
+    def keeps(self, code: str, segment: bytes, node: ast.AST) -> bool:
+        """Whether rule ``code``, whose segment text occurs in ``segment`` (the text of ``node``), needs
+        ``node`` kept whole for pruning (see ``SEGMENT_EVIDENCE``)."""
+        if code not in SEGMENT_EVIDENCE:
+            return True
+        evidence = SEGMENT_EVIDENCE[code]
+        if evidence is not None and compile_trigger(evidence, True).search(segment):
+            return True
+        known = self.tokens.get(id(node))
+        if known is not None and known[0] is node:
+            tokens = known[1]
+        else:
+            tokens = resolved(shape_of(node, {}).tokens, self.aliases)  # type: ignore[arg-type]
+        return can_fire(code, tokens)
 
 
 def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str]) -> Plan:
@@ -169,7 +271,8 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str]) -> P
     dropped: FrozenSet[int] = frozenset()
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
-    return Plan(active, dropped, tree)
+    tokens = {id(s): (s, resolved(shape.tokens, aliases)) for s, shape in zip(tree.body, shapes)}
+    return Plan(active, dropped, tree, aliases, tokens)
 
 
 def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: FrozenSet[str],
