@@ -87,7 +87,7 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type["Rule"]], prun
     with gc_paused():
         try:
             if plan is None and structural:
-                plan = _plan(source, active)
+                plan = _plan(source, active, remember=reparser is not None)
                 active = [r for r in active if r.code in plan.codes]
                 if not active:
                     return []  # no rule can fire: LibCST is not even imported
@@ -107,8 +107,9 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type["Rule"]], prun
         return to_diagnostics(path, parsed)
 
 
-def _plan(source: Source, active: Sequence[Type["Rule"]]) -> Plan:
-    """The structural prefilter's plan for ``source``; every rule (and no drop) when CPython rejects it."""
+def _plan(source: Source, active: Sequence[Type["Rule"]], remember: bool = False) -> Plan:
+    """The structural prefilter's plan for ``source``; every rule (and no drop) when CPython rejects it.
+    ``remember``: an editor's buffer (the shapes of its unchanged statements are re-used)."""
     codes = frozenset(r.code for r in active)
     tree = cpython_tree(source)  # raises TooDeeplyNested
-    return structural_plan(tree, source, codes) if tree is not None else Plan(codes)
+    return structural_plan(tree, source, codes, remember) if tree is not None else Plan(codes)

@@ -231,7 +231,7 @@ class Plan:
     dropped: FrozenSet[int] = frozenset()  # indices into the tree's top-level statements
     tree: Optional[ast.Module] = field(default=None, repr=False)  # handed on to the engine, then let go
     aliases: Dict[str, str] = field(default_factory=dict, repr=False)
-    # the tokens of each top-level statement (by id, with the statement: valid while the tree lives)
+    # the (unresolved) tokens of each top-level statement, by id with the statement (valid while the tree lives)
     tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
 
     def take_tree(self) -> Optional[ast.Module]:
@@ -251,19 +251,18 @@ class Plan:
         if evidence is not None and compile_trigger(evidence, True).search(segment):
             return True
         known = self.tokens.get(id(node))
-        if known is not None and known[0] is node:
-            tokens = known[1]
-        else:
-            tokens = resolved(shape_of(node, {}).tokens, self.aliases)  # type: ignore[arg-type]
-        return can_fire(code, tokens)
+        raw = known[1] if known is not None and known[0] is node else shape_of(node, {}).tokens  # type: ignore[arg-type]
+        return can_fire(code, resolved(raw, self.aliases))
 
 
-def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str]) -> Plan:
+def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], remember: bool = False) -> Plan:
     """Which of ``codes`` (the rules the text prefilter passed) can fire in the file of ``tree``,
-    and which top-level statements need not reach LibCST."""
+    and which top-level statements need not reach LibCST. ``remember``: re-use the shapes of statements
+    whose text was planned before (an editor's buffer, planned again after each edit)."""
     codes = frozenset(codes)
     aliases: Dict[str, str] = {}
-    shapes = [shape_of(statement, aliases) for statement in tree.body]
+    shapes = _shapes(tree, source, aliases) if remember and isinstance(source, bytes) \
+        else [shape_of(statement, aliases) for statement in tree.body]
     every: Set[str] = set()
     for shape in shapes:
         every |= shape.tokens
@@ -271,8 +270,32 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str]) -> P
     dropped: FrozenSet[int] = frozenset()
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
-    tokens = {id(s): (s, resolved(shape.tokens, aliases)) for s, shape in zip(tree.body, shapes)}
+    tokens = {id(s): (s, shape.tokens) for s, shape in zip(tree.body, shapes)}
     return Plan(active, dropped, tree, aliases, tokens)
+
+
+_REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
+_REMEMBER = 4096  # statements
+
+
+def _shapes(tree: ast.Module, source: bytes, aliases: Dict[str, str]) -> List[Shape]:
+    """``shape_of`` of each top-level statement, from ``_REMEMBERED`` when its text was seen."""
+    starts = _line_starts(source)
+    out = []
+    for statement in tree.body:
+        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        last = statement.end_lineno or statement.lineno
+        text = source[starts[first - 1]:starts[last] if last < len(starts) else len(source)]
+        key = (text, statement.col_offset, statement.end_col_offset or 0)  # whole lines: `a; b` share them
+        found = _REMEMBERED.get(key)
+        if found is None:
+            local: Dict[str, str] = {}
+            found = _REMEMBERED[key] = (shape_of(statement, local), local)  # shared: never changed
+            while len(_REMEMBERED) > _REMEMBER:
+                del _REMEMBERED[next(iter(_REMEMBERED))]
+        out.append(found[0])
+        aliases.update(found[1])
+    return out
 
 
 def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: FrozenSet[str],
