@@ -20,8 +20,9 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from .codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
+from .python_env import environment_at
 
-__all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
+__all__ = ["ConfigError", "checked_python", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
            "load_settings", "settings_for", "split_selectors"]
 
 DEFAULT_EXCLUDE = (
@@ -92,6 +93,8 @@ class Settings:
     force_exclude: bool = False
     file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
     project_root: Optional[str] = None
+    python: Optional[str] = None  # the Python environment (absolute), see environment.py; None: discovered
+    src: Tuple[str, ...] = ()  # more import roots (absolute), see semantic/roots.py
     config_path: Optional[str] = None  # the pyproject.toml read, if any
     # Set for a run over a tree: each path takes the nearest configuration above it, with these
     # (command-line) overrides on top, as ruff's hierarchical configuration does.
@@ -242,9 +245,25 @@ def load_settings(pyproject: Optional[str]) -> Settings:
     selection = Selection(values.pop("select", None), values.pop("extend_select", ()), values.pop("ignore", ()))
     if not selection.empty:
         settings.selections.append(selection)
+    if "src" in values:
+        values["src"] = tuple(os.path.normpath(os.path.join(settings.project_root, os.path.expanduser(folder)))
+                              for folder in values["src"])
+    if "python" in values:
+        values["python"] = checked_python(values["python"], settings.project_root,
+                                          f"{pyproject}: [tool.torchcopy-lint] python")
     for attr, value in values.items():
         setattr(settings, attr, value)
     return settings
+
+
+def checked_python(value: str, base: str, where: str) -> str:
+    """The ``python`` setting made absolute (relative to ``base``); ConfigError when it names no
+    Python environment (a virtual environment, a prefix, or an interpreter in one)."""
+    path = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+    if environment_at(path, "python setting") is None:
+        raise ConfigError(f"{where}: {value!r} is not a Python environment (expected a virtual environment, "
+                          "an installation prefix or an interpreter in one, with a site-packages folder)")
+    return path
 
 
 @dataclass(frozen=True)
@@ -255,6 +274,7 @@ class Overrides:
     exclude: Optional[Tuple[str, ...]] = None
     extend_exclude: Tuple[str, ...] = ()
     force_exclude: Optional[bool] = None
+    python: Optional[str] = None  # absolute, already checked (``--python``)
 
     def apply(self, settings: Settings) -> Settings:
         out = dataclasses.replace(settings, selections=list(settings.selections), nested=None)
@@ -265,6 +285,8 @@ class Overrides:
         out.extend_exclude = out.extend_exclude + self.extend_exclude
         if self.force_exclude is not None:
             out.force_exclude = self.force_exclude
+        if self.python is not None:
+            out.python = self.python
         return out
 
 
