@@ -23,6 +23,9 @@ import corpus  # noqa: E402
 Site = Tuple[int, str]  # (line, code)
 LIKE = {"empty_like", "zeros_like", "ones_like"}
 CONVERSIONS = set("to cuda cpu float half double bfloat16 long int bool contiguous detach clone".split())
+CASTS = set("to cuda cpu float half double long int bool bfloat16 byte char short".split())
+CREATIONS = set("zeros ones full empty eye arange linspace tensor zeros_like ones_like full_like empty_like rand randn "
+                "randint randperm rand_like randn_like randint_like normal from_numpy as_tensor".split())
 
 
 def _name(node: ast.AST) -> str:
@@ -86,6 +89,14 @@ def _call_sites(node: ast.Call) -> Iterator[Site]:
             yield node.lineno, "TCL106"
     if func in ("copy.copy", "copy") and len(args) == 1 and not node.keywords:
         yield node.lineno, "TCL108"
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+        inner = _name(node.func.value.func).rsplit(".", 1)[-1]
+        if last in CASTS and inner in CREATIONS:  # random constructors and from_numpy too: the traps
+            yield node.lineno, "TCL116"
+        if last == "detach" and inner in CASTS:
+            yield node.lineno, "TCL117"
+        if last in CASTS and inner == "clone":
+            yield node.lineno, "TCL118"
 
 
 def _is_state_dict_value(node: ast.AST) -> bool:

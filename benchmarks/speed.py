@@ -154,7 +154,8 @@ def prepare_ruff(args, report: dict) -> str | None:
 
 def measure(args, linter: str | None, ruff: str | None, corpus: dict, filelist: str) -> dict:
     paths = corpus["paths"]
-    first = open(filelist).readline().strip()
+    with open(filelist) as fh:
+        first = fh.readline().strip()
     log("torchcopy-lint cold" + (" and ruff --select ALL, alternating" if ruff else "") + " ...")
     results = measure_cold(linter, ruff, paths, args, corpus, first)
     if linter:
@@ -189,6 +190,10 @@ def summary(results: dict, args, report: dict) -> None:
         print(f"  torchcopy-lint cold / ruff --select ALL: {ratios['tcl_cold_over_ruff']:.2f}x (medians, "
               f"alternating runs)" + (f"; issue 19 target (full torch cold <= ruff): {'MET' if met else 'NOT MET'}"
                                       if args.corpus == "full" else ""))
+    if cold and rf and "cpu_s_median" in cold and rf.get("cpu_s_median"):
+        ratios["tcl_cold_cpu_over_ruff_cpu"] = cold["cpu_s_median"] / rf["cpu_s_median"]
+        print(f"  torchcopy-lint cold / ruff, CPU time of the process trees: "
+              f"{ratios['tcl_cold_cpu_over_ruff_cpu']:.2f}x (less disturbed by other load than wall time)")
     if ratios["tcl_warm_over_cold"] is not None:
         print(f"  torchcopy-lint warm / cold: {ratios['tcl_warm_over_cold']:.2f}x")
     if cold and "wall_s_median" in cold:

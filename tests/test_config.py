@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from _support import ROOT
-from torchcopy_lint.codes import RULE_CODES
+from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES
 from torchcopy_lint.config import ConfigError, Selection, Settings, load_settings
 from torchcopy_lint.config_schema import OPTIONS
 
@@ -40,6 +40,11 @@ BAD_CONFIGS = [
     ("file-timeout = true", "file-timeout: expected a number of seconds >= 0", "found a boolean true"),
     ('file-timeout = "10"', "file-timeout: expected a number of seconds >= 0", 'found a string "10"'),
     ("file-timeout = inf", "file-timeout: expected a number of seconds >= 0", "found a float"),
+    ('src = "libs"', "src: expected an array of paths", 'found a string "libs"'),
+    ("src = [1]", "src[0]: expected a path", "found an integer 1"),
+    ("python = 3", "python: expected a path", "found an integer 3"),
+    ('python = ""', "python: expected a path", 'found a string ""'),
+    ('python = "no/such/venv"', "python: 'no/such/venv' is not a Python environment", "site-packages folder"),
     ("selct = []", "unknown option(s) selct", "known: select, extend-select"),
     ("select = { a = 1 }", "select: expected an array", "found a table"),
     ("ignore = 1979-05-27", "ignore: expected an array", "found a date"),
@@ -88,8 +93,8 @@ def test_valid_config_round_trip(tmp_path):
                       'per-file-ignores = { "tests/*" = ["TCL103"] }\nexclude = ["gen"]\n'
                       'extend-exclude = ["vendored"]\nforce-exclude = true\nfile-timeout = 2.5')
     settings = load_settings(str(path))
-    assert settings.codes_for(str(tmp_path / "src/a.py")) == frozenset(RULE_CODES) - {"TCL104"}
-    assert settings.codes_for(str(tmp_path / "tests/t.py")) == frozenset(RULE_CODES) - {"TCL103", "TCL104"}
+    assert settings.codes_for(str(tmp_path / "src/a.py")) == frozenset(DEFAULT_CODES) - {"TCL104"}
+    assert settings.codes_for(str(tmp_path / "tests/t.py")) == frozenset(DEFAULT_CODES) - {"TCL103", "TCL104"}
     assert settings.exclude == ("gen",) and settings.extend_exclude == ("vendored",)
     assert settings.force_exclude is True and settings.file_timeout == 2.5
     assert settings.project_root == str(tmp_path)
@@ -102,7 +107,7 @@ def _enabled(*layers: Selection):
 def test_selection_layers_follow_ruff():
     # Inside a layer the more specific selector wins; ignore wins a tie.
     assert _enabled(Selection(("TCL101", "TCL103"), (), ("TCL10",))) == ["TCL101", "TCL103"]
-    assert _enabled(Selection(("TCL1",), (), ("TCL104",))) == [c for c in RULE_CODES if c != "TCL104"]
+    assert _enabled(Selection(("TCL1",), (), ("TCL104",))) == [c for c in DEFAULT_CODES if c != "TCL104"]
     assert _enabled(Selection(("TCL103",), (), ("TCL103",))) == []
     # A later layer acts on the earlier one's result: the command line's --ignore TCL1 wins over
     # a configured select of TCL101, and its --select starts afresh.

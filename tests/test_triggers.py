@@ -26,7 +26,7 @@ SPLIT = {
         "(p.data  # the storage\n .zero_())",
         "p.data \\\n    .mul_(2)",
         "p.data **= 2",
-        "torch.nn.init.normal_(  # init\n    p.data)",
+        "torch.clamp_(  # clip\n    p.data, 0, 1)",
     ],
     "TCL106": ["u = torch.empty_like(  # same shape\n    t).copy_(t)",
                "u = (torch.empty_like(t)  # storage\n     .copy_(  # the values\n         t))",
@@ -39,8 +39,12 @@ SPLIT = {
     "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
     "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)",
                "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
+    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],
+    "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)"],
     "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
                "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
+    # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
+    "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 

@@ -77,9 +77,11 @@ def build_fingerprint() -> str:
     return _BUILD[0]
 
 
-def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False) -> str:
+def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False, environment: str = "") -> str:
+    """``environment``: the fingerprint of the Python environment whose packages the lint may read."""
     digest = hashlib.blake2b(content, digest_size=16)
-    digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes)) + ("\0ipynb" if notebook else "")).encode())
+    digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes)) + ("\0ipynb" if notebook else "")
+                   + (f"\0env:{environment}" if environment else "")).encode())
     return digest.hexdigest()
 
 

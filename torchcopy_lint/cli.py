@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import __version__
 from .codes import INTERNAL_ERROR_CODE, META_CODES
-from .config import ConfigError, Overrides, Selection, Settings, find_pyproject, load_settings, split_selectors
+from .config import ConfigError, Overrides, checked_python, Selection, Settings, find_pyproject, load_settings, split_selectors
 
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 
@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         "runs the language server (LSP over stdio).",
     )
     p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin")
-    sel = p.add_argument_group("rule selection (comma-separated codes or prefixes, or ALL)")
+    sel = p.add_argument_group("rule selection (comma-separated codes or prefixes, or ALL; default: every rule but "
+                               "the opt-in TCL119, which only ALL or its full code selects)")
     sel.add_argument("--select", action="append", default=[], metavar="CODES",
                      help="enable exactly these (replaces the configured select)")
     sel.add_argument("--extend-select", action="append", default=[], metavar="CODES",
@@ -44,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
                        help="apply exclusions to paths given by name too (for pre-commit)")
     files.add_argument("--config", metavar="PYPROJECT", help="pyproject.toml to read [tool.torchcopy-lint] from")
+    files.add_argument("--python", default=None, metavar="PATH",
+                       help="the project's Python environment (virtual environment, prefix or interpreter), "
+                            "whose installed packages' annotations are read; default: the `python` setting, "
+                            "else VIRTUAL_ENV, else .venv/venv in the project root")
     files.add_argument("--isolated", action="store_true", help="ignore configuration files")
     files.add_argument("--stdin-filename", default=None,
                        help="the name to report for input read from stdin (also finds its configuration)")
@@ -96,7 +101,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         Selection(split_selectors(args.select, "--select") or None,
                   split_selectors(args.extend_select, "--extend-select"), split_selectors(args.ignore, "--ignore")),
         _split_list(args.exclude) if args.exclude is not None else None,
-        _split_list(args.extend_exclude), args.force_exclude)
+        _split_list(args.extend_exclude), args.force_exclude,
+        checked_python(args.python, os.getcwd(), "--python") if args.python is not None else None)
     if args.isolated:
         return overrides.apply(Settings())
     anchor = args.stdin_filename if args.paths == ["-"] and args.stdin_filename else (
@@ -201,13 +207,15 @@ def _write_output(args: argparse.Namespace, diagnostics) -> None:
 
 def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> int:
     """``--show-settings``: what a run would use for ``path``, as TOML-like lines."""
-    from .codes import RULE_CODES
+    from .codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 
     settings = settings.for_path(path)
 
     rows = {
         "config-file": settings.config_path,
         "project-root": settings.project_root or os.getcwd(),
+        "default-selection": list(DEFAULT_CODES),
+        "opt-in": list(OPT_IN_CODES),
         "selection-layers": [{"select": list(s.select) if s.select is not None else None,
                               "extend-select": list(s.extend_select), "ignore": list(s.ignore)}
                              for s in settings.selections],
@@ -218,11 +226,23 @@ def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> in
         "extend-exclude": list(settings.extend_exclude),
         "force-exclude": settings.force_exclude,
         "file-timeout": settings.file_timeout,
+        "src": list(settings.src),
+        "python": settings.python,
+        "environment": _environment(settings, path),
     }
     out.write(f"Resolved settings for: {path}\n")
     for key, value in rows.items():
         out.write(f"{key} = {json.dumps(value)}\n")
     return 0
+
+
+def _environment(settings: Settings, path: str) -> Optional[dict]:
+    """The environment whose packages a run over ``path`` reads (see environment.py), or None."""
+    from .environment import for_file
+
+    anchor = os.path.abspath(path if path != "-" else "stdin.py")
+    found = for_file(os.path.join(anchor, "x.py") if os.path.isdir(anchor) else anchor, settings.python)
+    return found.describe() if found is not None else None
 
 
 def explain(argv: Sequence[str]) -> int:

@@ -71,6 +71,13 @@ STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
+#: TCL116's creation functions (any import spelling holds the name), and the conversions of TCL116-TCL118.
+CREATION_WORD = "|".join(word(name) for name in ("zeros", "ones", "full", "empty", "eye", "arange", "linspace",
+                                                  "tensor"))
+#: A dtype or device conversion call (TCL116-TCL118).
+CAST_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
+#: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
+CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
@@ -118,11 +125,30 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL111": (CONVERSION_CALL, CONVERSION_STATEMENT),
     # a list multiplied, an in-place write, and a list of one multiplied in an assignment.
     "TCL112": (LIST_TIMES, IN_PLACE_WRITE, LIST_TIMES_ASSIGNED),
+    # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
+    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
+               IN_PLACE_WRITE),
+    # a tensor kept by reference and then written in place (or stepped)
+    "TCL114": (IN_PLACE_WRITE,),
     # `.detach` or `.data`, and an in-place write
     "TCL115": (DOT + "(?:detach|data)", IN_PLACE_WRITE),
+    # a creation function's name and a conversion call (`.to(`, `.cuda(`, `.float(` ...).
+    "TCL116": (CREATION_WORD, CAST_CALL),
+    # a conversion call, and a call's closing parenthesis followed by `.detach(`.
+    "TCL117": (CAST_CALL, r"\)" + GAP + DOT + call_of("detach")),
+    # `.clone(` and a conversion call.
+    "TCL118": (DOT + call_of(word("clone")), CAST_CALL),
 }
+# TCL119 reports the writes TCL104 looks for, in graph-free code: the same text.
+TRIGGERS["TCL119"] = TRIGGERS["TCL104"]
 
 RULE_CODES = tuple(TRIGGERS)
+#: Opt-in rules (as ruff's rules outside its default selection): not enabled unless selected by `ALL` or by
+#: their full code (`select`/`extend-select`); a prefix such as `TCL1` does not enable them (ruff's
+#: `explicit-preview-rules`), so a family selection never brings their volume in. A prefix does ignore them.
+OPT_IN_CODES = ("TCL119",)
+#: The default selection: every rule but the opt-in ones.
+DEFAULT_CODES = tuple(code for code in RULE_CODES if code not in OPT_IN_CODES)
 
 # Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
 SYNTAX_ERROR_CODE = "TCL001"

@@ -3,7 +3,9 @@
 Selection follows ruff: settings come in layers (the defaults, pyproject.toml, the
 command line), each applied on top of the previous one. A layer's ``select``
 starts afresh, ``extend-select`` adds, ``ignore`` removes; inside a layer the more
-specific selector wins (``ignore`` on a tie). ``per-file-ignores`` remove last.
+specific selector wins (``ignore`` on a tie). ``per-file-ignores`` remove last. The default layer
+is every rule but the opt-in ones (``codes.OPT_IN_CODES``), which only ``ALL`` or their full code
+selects (a prefix ignores them, never selects them).
 Every front end (CLI, stdin, flake8, the server) reads settings through here.
 """
 
@@ -16,10 +18,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .codes import RULE_CODES
+from .codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
+from .python_env import environment_at
 
-__all__ = ["ConfigError", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
+__all__ = ["ConfigError", "checked_python", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
            "load_settings", "settings_for", "split_selectors"]
 
 DEFAULT_EXCLUDE = (
@@ -51,6 +54,12 @@ def _matches(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
+def _selects(code: str, selector: str) -> bool:
+    """Whether ``selector`` in ``select``/``extend-select`` enables ``code``: an opt-in rule only by ``ALL`` or
+    its full code, never by a prefix (ruff's ``explicit-preview-rules``); ``ignore`` removes by prefix."""
+    return _matches(code, selector) and (code not in OPT_IN_CODES or selector in ("ALL", code))
+
+
 @dataclass(frozen=True)
 class Selection:
     """One layer of rule selection. ``select=None`` keeps what the layers below enabled."""
@@ -64,7 +73,7 @@ class Selection:
         steps = [(_specificity(s), 0, s) for s in (self.select or ()) + self.extend_select]
         steps += [(_specificity(s), 1, s) for s in self.ignore]  # after a select of equal specificity
         for _, remove, selector in sorted(steps):
-            chosen = {code for code in all_codes if _matches(code, selector)}
+            chosen = {code for code in all_codes if (_matches if remove else _selects)(code, selector)}
             result = result - chosen if remove else result | chosen
         return frozenset(result)
 
@@ -84,6 +93,8 @@ class Settings:
     force_exclude: bool = False
     file_timeout: float = 10.0  # seconds a file may take before it is reported (TCL004); 0: no limit
     project_root: Optional[str] = None
+    python: Optional[str] = None  # the Python environment (absolute), see environment.py; None: discovered
+    src: Tuple[str, ...] = ()  # more import roots (absolute), see semantic/roots.py
     config_path: Optional[str] = None  # the pyproject.toml read, if any
     # Set for a run over a tree: each path takes the nearest configuration above it, with these
     # (command-line) overrides on top, as ruff's hierarchical configuration does.
@@ -99,7 +110,7 @@ class Settings:
         return _nested_settings(pyproject, _mtime(pyproject), self.nested)
 
     def enabled(self, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
-        enabled = frozenset(all_codes)  # the default layer: everything
+        enabled = frozenset(c for c in all_codes if c in DEFAULT_CODES or c not in RULE_CODES)  # the default layer
         for selection in self.selections:
             enabled = selection.apply(enabled, all_codes)
         return enabled
@@ -234,9 +245,25 @@ def load_settings(pyproject: Optional[str]) -> Settings:
     selection = Selection(values.pop("select", None), values.pop("extend_select", ()), values.pop("ignore", ()))
     if not selection.empty:
         settings.selections.append(selection)
+    if "src" in values:
+        values["src"] = tuple(os.path.normpath(os.path.join(settings.project_root, os.path.expanduser(folder)))
+                              for folder in values["src"])
+    if "python" in values:
+        values["python"] = checked_python(values["python"], settings.project_root,
+                                          f"{pyproject}: [tool.torchcopy-lint] python")
     for attr, value in values.items():
         setattr(settings, attr, value)
     return settings
+
+
+def checked_python(value: str, base: str, where: str) -> str:
+    """The ``python`` setting made absolute (relative to ``base``); ConfigError when it names no
+    Python environment (a virtual environment, a prefix, or an interpreter in one)."""
+    path = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+    if environment_at(path, "python setting") is None:
+        raise ConfigError(f"{where}: {value!r} is not a Python environment (expected a virtual environment, "
+                          "an installation prefix or an interpreter in one, with a site-packages folder)")
+    return path
 
 
 @dataclass(frozen=True)
@@ -247,6 +274,7 @@ class Overrides:
     exclude: Optional[Tuple[str, ...]] = None
     extend_exclude: Tuple[str, ...] = ()
     force_exclude: Optional[bool] = None
+    python: Optional[str] = None  # absolute, already checked (``--python``)
 
     def apply(self, settings: Settings) -> Settings:
         out = dataclasses.replace(settings, selections=list(settings.selections), nested=None)
@@ -257,6 +285,8 @@ class Overrides:
         out.extend_exclude = out.extend_exclude + self.extend_exclude
         if self.force_exclude is not None:
             out.force_exclude = self.force_exclude
+        if self.python is not None:
+            out.python = self.python
         return out
 
 

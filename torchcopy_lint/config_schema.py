@@ -98,6 +98,13 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
+def _path(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or "\0" in value:
+        raise _Mismatch(f"expected a path (a non-empty string), found {describe(value)}")
+    return value
+
+
+_paths = _array_of(_path, "paths")
 _selectors = _array_of(_selector, 'rule selectors (e.g. ["TCL101", "TCL10"])')
 _patterns = _array_of(_pattern, "glob patterns")
 
@@ -124,7 +131,7 @@ class Option:
 
 
 OPTIONS: Tuple[Option, ...] = (
-    Option("select", "select", _selectors, "rule selectors to enable (replaces the default, ALL)"),
+    Option("select", "select", _selectors, "rule selectors to enable (replaces the default: every rule but the opt-in TCL119)"),
     Option("extend-select", "extend_select", _selectors, "rule selectors to enable on top of `select`"),
     Option("ignore", "ignore", _selectors, "rule selectors to disable"),
     Option("per-file-ignores", "per_file_ignores", _per_file_ignores,
@@ -134,6 +141,12 @@ OPTIONS: Tuple[Option, ...] = (
     Option("force-exclude", "force_exclude", _boolean,
            "apply the exclusions to paths given on the command line too (as pre-commit passes them)"),
     Option("file-timeout", "file_timeout", _seconds, "time budget per file in seconds (TCL004 over it; 0: no limit)"),
+    Option("src", "src", _paths,
+           "more folders that absolute imports start from, as ruff's `src` (relative to the pyproject.toml's "
+           "folder), after the project root and its src/"),
+    Option("python", "python", _path,
+           "the project's Python environment: a virtual environment, a prefix or an interpreter in one "
+           "(relative to the pyproject.toml's folder); default: VIRTUAL_ENV, else .venv/venv in the project root"),
 )
 OPTIONS_BY_KEY: Dict[str, Option] = {option.key: option for option in OPTIONS}
 

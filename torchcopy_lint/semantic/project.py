@@ -6,8 +6,10 @@
 ``models.yolo.Model`` an ``nn.Module`` subclass, what does ``utils.torch_utils.de_parallel``
 return, what is ``self.ema`` in ``ModelEMA``, where is ``pkg.Model`` defined.
 
-Cost: a module's file is located from its name (under the root, ``src/``, and the
-directory of a script outside any package), read once per process, summarised with
+Cost: a module's file is located from its name (under the root, ``src/``, the directory
+of a script outside any package or the folder above a nested package, the ``src`` roots:
+semantic/roots.py; else in the environment's site-packages, read from annotations only:
+semantic/site_packages.py), read once per process, summarised with
 ``ast`` (semantic/summaries.py) only when a question needs it, and the summary is
 cached on disk by content hash (semantic/project_files.py). Answers are memoised per
 project with the files they depended on, so that every file's index view can report
@@ -26,15 +28,17 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import project_files, project_kinds, project_names
+from .. import environment
+from . import project_files, project_kinds, project_names, site_packages
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
                             marked_root, module_name_for)
 from .project_store import Frame, ProjectStore
+from .roots import configured_roots, library_folder, local_root
 
 __all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
 
 _OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see ``ProjectIndex.for_path``)
-_stores: Dict[Tuple[str, Optional[str]], ProjectStore] = {}
+_stores: Dict[tuple, ProjectStore] = {}  # (root, script_dir, library, roots) -> store
 
 
 def _parents(directory: str, levels: int) -> Tuple[str, ...]:
@@ -44,8 +48,7 @@ def _parents(directory: str, levels: int) -> Tuple[str, ...]:
     found: List[str] = []
     while len(found) < levels:
         parent = os.path.dirname(directory)
-        if parent == directory or os.path.basename(parent).endswith("-packages") \
-                or os.path.isfile(os.path.join(parent, "os.py")):
+        if parent == directory or library_folder(parent):
             break
         found.append(parent)
         directory = parent
@@ -78,11 +81,15 @@ class ProjectIndex:
             return cls()
         root = find_root(full)
         in_package = os.path.isfile(os.path.join(directory, "__init__.py"))
-        script_dir = None if in_package or directory == root else directory
-        store = _stores.get((root, script_dir))
+        script_dir = local_root(full, root)  # a script's folder, or the parent of a nested package
+        found = environment.for_file(full)
+        library = found.site_packages if found is not None else ()
+        extra = configured_roots(full)
+        key = (root, script_dir, library, extra)
+        store = _stores.get(key)
         if store is None:
             outer = () if in_package or marked_root(root) else _parents(root, _OUTER_LEVELS)
-            store = _stores[(root, script_dir)] = ProjectStore(root, script_dir, outer)
+            store = _stores[key] = ProjectStore(root, script_dir, outer, library, extra)
         return cls(store, module_name_for(root, full), os.path.basename(full) == "__init__.py")
 
     @staticmethod
@@ -90,6 +97,8 @@ class ProjectIndex:
         """Forget every file read and answer memoised (for a long-lived process whose files change)."""
         _stores.clear()
         project_files.forget()
+        site_packages.forget()
+        environment.forget()
 
     @staticmethod
     def refresh() -> bool:
@@ -154,6 +163,16 @@ class ProjectIndex:
     def function_returns(self, qualified: str) -> Optional[Set[str]]:
         """Every alternative ``function_return`` joined (kinds, "arg:i[.path]", "unknown")."""
         return self._ask(project_kinds.function_alternatives, qualified)
+
+    def call_kind(self, class_qualified: str) -> Optional[str]:
+        """What calling an instance of the module class returns: its ``forward``'s kind (a project
+        forward, or an ``nn`` layer's as torch's annotations say); None when unknown."""
+        return self._ask(project_kinds.instance_call, self.resolve(class_qualified) or class_qualified)
+
+    def method_of(self, class_qualified: str, name: str) -> Optional[str]:
+        """The qualified method ``name`` of the class, defined in it or in its project bases; None."""
+        found = self._ask(project_names.find_method, self.resolve(class_qualified) or class_qualified, name)
+        return found[0] if found else None
 
     def attribute_kind(self, class_qualified: str, attr: str) -> Optional[str]:
         """The kind of ``self.<attr>`` of the class, from every assignment in its methods (and its

@@ -14,18 +14,18 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from .. import __version__
 from ..cache import content_digest
+from ..environment import ROOT_MARKERS
 from .summaries import SUMMARY_FORMAT, empty_summary, summarize
-
-ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 _summary_dir: Optional[str] = None
 _roots: Dict[str, str] = {}
 _marked: Dict[str, bool] = {}  # root -> whether a marker (not the ``__init__.py`` chain) chose it
 _files: Dict[str, "FileData"] = {}  # every project file read in this process, by path
+library_files: Dict[str, "FileData"] = {}  # every installed file read (semantic/site_packages.py), by path
 
 
 def forget() -> None:
@@ -33,10 +33,11 @@ def forget() -> None:
     _roots.clear()
     _marked.clear()
     _files.clear()
+    library_files.clear()
 
 
 def known_file(path: str) -> Optional["FileData"]:
-    return _files.get(path)
+    return _files.get(path) or library_files.get(path)
 
 
 def configure_summary_cache(cache_dir: Optional[str]) -> None:
@@ -111,7 +112,7 @@ class FileData:
     def summary(self) -> Dict[str, Any]:
         if self._summary is None:
             content, self._content = self._content, None
-            self._summary = _cached_summary(self.digest, content) if content is not None else empty_summary()
+            self._summary = cached_summary(self.digest, content) if content is not None else empty_summary()
         return self._summary
 
 
@@ -138,10 +139,12 @@ def _well_formed(summary: Any) -> bool:
         isinstance(summary[key], type(value)) for key, value in shape.items())
 
 
-def _cached_summary(digest: str, content: bytes) -> Dict[str, Any]:
+def cached_summary(digest: str, content: bytes, build: Callable[[bytes], Dict[str, Any]] = summarize,
+                   tag: str = str(SUMMARY_FORMAT)) -> Dict[str, Any]:
+    """``build(content)``, kept on disk under the content's digest and ``tag`` (the summary's format)."""
     if _summary_dir is None:
-        return summarize(content)
-    entry = os.path.join(_summary_dir, digest[:2], f"{digest}-{SUMMARY_FORMAT}.json")
+        return build(content)
+    entry = os.path.join(_summary_dir, digest[:2], f"{digest}-{tag}.json")
     try:
         with open(entry, "rb") as handle:
             summary = json.load(handle)
@@ -149,7 +152,7 @@ def _cached_summary(digest: str, content: bytes) -> Dict[str, Any]:
             return summary
     except (OSError, ValueError):
         pass  # absent or corrupt: rebuild
-    summary = summarize(content)
+    summary = build(content)
     try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")

@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..cache import DIRECTORY
-from . import project_files
+from . import project_files, site_packages
 from .project_files import ModuleFile, file_data, stamp
 
 __all__ = ["ProjectStore", "Frame"]
@@ -46,10 +46,14 @@ class ProjectStore:
     once each (``ProjectIndex._collect``), so recording costs no more than the answers.
     """
 
-    def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = ()) -> None:
+    def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = (),
+                 library: Tuple[str, ...] = (), roots: Tuple[str, ...] = ()) -> None:
         self.root = root
-        self.search_dirs = [root] + [d for d in (os.path.join(root, "src"), script_dir, *outer_dirs)
-                                     if d and d != root and os.path.isdir(d)]
+        self.library = library  # the environment's site-packages folders (semantic/site_packages.py)
+        self.search_dirs = [root]  # then src/, the file's own root, ``src`` roots (semantic/roots.py)
+        for d in (os.path.join(root, "src"), script_dir, *roots, *outer_dirs):
+            if d and d not in self.search_dirs and os.path.isdir(d):
+                self.search_dirs.append(d)
         self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
         self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
         self._active: Dict[tuple, int] = {}
@@ -99,6 +103,8 @@ class ProjectStore:
             if probe(base + ".py"):
                 return ModuleFile(name, base + ".py", False), probes
             return None, probes  # the top-level package is here, so no later directory counts
+        if self.library:  # not the project's: an installed package, read from its annotations
+            return site_packages.locate(name, self.library, probes), probes
         return None, probes
 
     def unchanged(self) -> bool:

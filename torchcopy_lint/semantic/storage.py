@@ -258,10 +258,21 @@ class Storage:
                items: int = 0, skip: Optional[cst.CSTNode] = None):
         """A path from statement ``start`` (exclusive) where one of ``written`` is written in place, then
         one of ``read`` is read (see the module doc). Returns ``(Write, Read)`` or None."""
+        # A binding of a side's key ends the path, its own binding included: reached again (a loop), the
+        # name holds a new value. A side whose key is rebound by the statement itself is gone from the start.
         kills: Dict[str, set] = {}
+        rebound = set()
         for side in list(written) + list(read):
-            kills[side.key] = {b.cfg for b in flow.bindings.get(side.key, ())
-                               if b.how not in ("aug", "phi") and id(b) not in side.defs}
+            kills[side.key] = set()
+            for b in flow.bindings.get(side.key, ()):
+                if b.how not in ("aug", "phi"):
+                    kills[side.key].add(b.cfg)
+                    if b.cfg == start and id(b) not in side.defs:
+                        rebound.add(side.key)
+        written = [side for side in written if side.key not in rebound]
+        read = [side for side in read if side.key not in rebound]
+        if not written or not read:
+            return None
         seen = set()
         pending: List[Tuple[int, Optional[Write]]] = [(s, None) for s in flow.succ[start]]
         while pending:

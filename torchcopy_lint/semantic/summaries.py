@@ -22,7 +22,7 @@ How values are described (facts) is in semantic/facts.py.
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
 
@@ -164,7 +164,8 @@ def _record_factory(value: Optional[ast.AST]) -> Optional[Dict[str, Any]]:
             "module_used": []}
 
 
-def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
+def class_bases(node: ast.ClassDef) -> List[Any]:
+    """A class's bases as data: ``["name", dotted]``, ``["record", fields, factory]`` or unknown."""
     bases = []
     for base in node.bases:
         if isinstance(base, ast.Subscript):
@@ -175,8 +176,16 @@ def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
         else:
             name = dotted(base)
             bases.append(["name", name] if name else UNKNOWN)
+    return bases
+
+
+def decorators(node: ast.AST) -> List[Optional[str]]:
+    return [dotted(d.func if isinstance(d, ast.Call) else d) for d in getattr(node, "decorator_list", ())]
+
+
+def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
     summary: Dict[str, Any] = {
-        "bases": bases, "deco": [dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list],
+        "bases": class_bases(node), "deco": decorators(node),
         "fields": [], "attrs": {}, "methods": {}, "module_used": [],
     }
     attrs: Dict[str, List[Fact]] = summary["attrs"]
@@ -201,14 +210,8 @@ def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
 
 def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
     assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    decorators = [dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+    deco, receiver, params, names = signature(node, method)
     args = node.args
-    params = list(getattr(args, "posonlyargs", [])) + list(args.args)
-    receiver = None
-    if method and params and "staticmethod" not in decorators:
-        receiver = params[0].arg
-        params = params[1:]
-    names = [p.arg for p in params] + [a.arg for a in args.kwonlyargs]
     annotations = {p.arg: annotation(p.annotation) for p in params + list(args.kwonlyargs)}
     scope = Scope(receiver, names, len(params), annotations)
     for star in (args.vararg, args.kwarg):
@@ -251,13 +254,26 @@ def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
     for name, value in buffers:
         self_attrs.setdefault(name, []).append(scope.fact(value) if value is not None else ["k", "tensor"])
     summary: Dict[str, Any] = {
-        "params": names, "deco": decorators, "ann": annotation(node.returns),
+        "params": names, "deco": deco, "ann": annotation(node.returns),
         "ret": returns, "gen": generator, "async": isinstance(node, ast.AsyncFunctionDef),
     }
     if method:
         summary["self_attrs"] = self_attrs
         summary["module_used"] = module_used
     return summary
+
+
+def signature(node: ast.AST, method: bool) -> Tuple[List[Optional[str]], Optional[str], List[ast.arg], List[str]]:
+    """(decorators, receiver name of a method, positional parameters after it, every parameter name)."""
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    deco = decorators(node)
+    args = node.args
+    params = list(getattr(args, "posonlyargs", [])) + list(args.args)
+    receiver = None
+    if method and params and "staticmethod" not in deco:
+        receiver = params[0].arg
+        params = params[1:]
+    return deco, receiver, params, [p.arg for p in params] + [a.arg for a in args.kwonlyargs]
 
 
 def _is_register_buffer(node: ast.AST, receiver: str) -> bool:

@@ -1,0 +1,102 @@
+"""The project's Python environment: where its installed packages are, found as ty finds it.
+
+In order: the ``python`` setting (``--python`` on the command line, else ``python = ...`` in
+``[tool.torchcopy-lint]``), else the ``VIRTUAL_ENV`` variable, else a ``.venv`` or ``venv`` folder
+in the project root recognised by its ``pyvenv.cfg``. The setting may name a virtual environment,
+an installation prefix or an interpreter inside one (``.venv/bin/python``). An environment's
+site-packages are ``lib/pythonX.Y/site-packages`` (``Lib/site-packages`` on Windows) of its prefix,
+then, for a virtual environment created with ``--system-site-packages``, those of the base
+installation named by ``home`` in ``pyvenv.cfg``.
+
+Nothing here runs an interpreter or imports anything: discovery reads at most one small
+``pyvenv.cfg`` and lists a few directories, so a broken or hostile environment costs a few
+system calls, never a hang (FIFOs and other special files are never opened).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Dict, Optional, Tuple
+
+from .config import ConfigError, settings_for
+from .python_env import Environment, environment_at, read_cfg, read_regular
+
+__all__ = ["ROOT_MARKERS", "Environment", "configure", "environment_at", "for_file", "fingerprint", "read_regular"]
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")  # what makes a folder a project root
+_UNSET = object()
+_configured: object = _UNSET  # the run's {python, src} settings (see ``configure``); _UNSET: ask the configuration
+_discovered: Dict[Tuple[str, Optional[str], Optional[str]], Optional["Environment"]] = {}
+
+
+def configure(python: Optional[str], src: Tuple[str, ...] = ()) -> None:
+    """The run's ``python`` and ``src`` settings for the file being linted (absolute; None / () when not
+    set): set by the runner, so that front ends that do not call it (the server, flake8) read the
+    file's configuration instead."""
+    global _configured
+    _configured = {"python": python, "src": tuple(src)}
+
+
+def run_setting(path: str, name: str) -> Any:
+    """The ``python`` or ``src`` setting that applies to ``path``: as configured, else read."""
+    if isinstance(_configured, dict):
+        return _configured[name]
+    try:
+        return getattr(settings_for(path), name)
+    except ConfigError:
+        return None
+
+
+def for_file(path: str, python: object = _UNSET) -> Optional[Environment]:
+    """The environment of the project holding the file ``path``: the ``python`` setting (default: as
+    configured for the run, else read from the file's configuration), else ``VIRTUAL_ENV``, else the
+    nearest ``.venv``/``venv`` with a ``pyvenv.cfg`` in the file's folder or above it, up to the
+    project root (the first folder with a root marker)."""
+    setting = run_setting(path, "python") if python is _UNSET else python
+    virtual_env = os.environ.get("VIRTUAL_ENV") or None
+    directory = os.path.dirname(os.path.abspath(path))
+    key = (directory, setting, virtual_env)  # type: ignore[assignment]
+    if key not in _discovered:
+        _discovered[key] = _discover(directory, setting, virtual_env)  # type: ignore[arg-type]
+    return _discovered[key]
+
+
+def _discover(directory: str, python: Optional[str], virtual_env: Optional[str]) -> Optional[Environment]:
+    if python:
+        return environment_at(python, "python setting")  # a setting that names nothing: no environment
+    if virtual_env:
+        found = environment_at(virtual_env, "VIRTUAL_ENV")
+        if found is not None:
+            return found
+    while True:
+        for name in (".venv", "venv"):
+            candidate = os.path.join(directory, name)
+            if read_cfg(candidate) is not None:
+                found = environment_at(candidate, "project .venv")
+                if found is not None:
+                    return found
+        parent = os.path.dirname(directory)
+        if parent == directory or any(os.path.exists(os.path.join(directory, m)) for m in ROOT_MARKERS):
+            return None
+        directory = parent
+
+
+def fingerprint(environment: Optional[Environment]) -> str:
+    """What a cached result depends on in the environment: its folders and their modification
+    times (installing or removing a package changes them)."""
+    if environment is None:
+        return ""
+    digest = hashlib.blake2b(digest_size=8)
+    for folder in environment.site_packages:
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except OSError:
+            mtime = 0
+        digest.update(f"{folder}:{mtime};".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def forget() -> None:
+    """Discover afresh (a long-lived process whose environment may change)."""
+    _discovered.clear()
