@@ -291,3 +291,13 @@ def test_project_modules_are_known_and_the_cache_follows_them(tmp_path, cli):
     assert (tmp_path / "cache").is_dir()
     util.write_text("def make() -> list:\n    return [1.0]\n")
     assert lint() == ""
+
+
+def test_a_cells_displayed_last_expression_is_not_a_discarded_conversion(tmp_path):
+    """TCL111: IPython displays a cell's last expression (`x.float()` to look at it); one in the middle of a
+    cell, or ended by `;`, is discarded."""
+    cells = [("code", "import torch\nx = torch.zeros(2)\nx.float()"), ("code", "x.cuda()\ny = 1"),
+             ("code", "x.cpu();"), ("code", "x.half()\n# a comment after it")]
+    path = write(tmp_path / "nb.ipynb", notebook(cells))
+    found = [p for p in positions(run([str(path)], Settings())) if p[3] == "TCL111"]
+    assert found == [(2, 1, 1, "TCL111"), (3, 1, 1, "TCL111")]
