@@ -161,3 +161,20 @@ def test_end_to_end_an_installed_function_and_layer(tmp_path):
     (other / "train.py").write_text(USER_CODE)
     assert _lint(other, "--no-cache", "train.py") == []
     assert _lint(other, "--no-cache", "--python", str(root / ".venv"), "train.py") == found
+
+
+def test_cached_results_follow_the_environment(tmp_path):
+    root = _project(tmp_path)
+    (root / "train.py").write_text(USER_CODE)
+    cache = ("--cache-dir", str(tmp_path / "cache"), "train.py")
+    assert _lint(root, *cache) == [(14, "TCL105"), (19, "TCL108")]
+    site = root / ".venv/lib/python3.11/site-packages"
+    functional = site / "torch_geometric/nn/functional.py"
+    functional.write_text(functional.read_text().replace("p: float = 2.0) -> torch.Tensor", "p: float = 2.0)"))
+    assert _lint(root, *cache) == [(14, "TCL105")]  # an installed file it used changed
+    (root / "train.py").write_text(USER_CODE.replace("normalize(x)", "late.normalize(x)").replace(
+        "import copy\n", "import copy\nimport late\n"))
+    assert _lint(root, *cache) == [(15, "TCL105")]
+    (site / "late.py").write_text("import torch\ndef normalize(x) -> torch.Tensor: ...\n")
+    os.utime(site, ns=(os.stat(site).st_atime_ns, os.stat(site).st_mtime_ns + 10**9))  # as pip's install does
+    assert _lint(root, *cache) == [(15, "TCL105"), (20, "TCL108")]  # a package installed since
