@@ -4,7 +4,7 @@
 
 Each pattern is deliberately wider than its rule: it finds the syntactic shape only (``torch.tensor(<not a
 literal>)``, any write through ``.data``, any ``deepcopy(``, any ``= X.state_dict()``, any ``ACC += NAME`` in a
-loop that calls ``.backward``...). A person then reads each site and labels it TP (the rule must report it) or
+loop that calls ``.backward``, any conversion method as a statement, any ``[x] * n``...). A person then reads each site and labels it TP (the rule must report it) or
 TN (a near-miss that must stay silent). Output rows: entry, path, line, code, source line.
 """
 
@@ -22,6 +22,10 @@ import corpus  # noqa: E402
 
 Site = Tuple[int, str]  # (line, code)
 LIKE = {"empty_like", "zeros_like", "ones_like"}
+CONVERSIONS = set("to cuda cpu float half double bfloat16 long int bool contiguous detach clone".split())
+CASTS = set("to cuda cpu float half double long int bool bfloat16 byte char short".split())
+CREATIONS = set("zeros ones full empty eye arange linspace tensor zeros_like ones_like full_like empty_like rand randn "
+                "randint randperm rand_like randn_like randint_like normal from_numpy as_tensor".split())
 
 
 def _name(node: ast.AST) -> str:
@@ -85,6 +89,14 @@ def _call_sites(node: ast.Call) -> Iterator[Site]:
             yield node.lineno, "TCL106"
     if func in ("copy.copy", "copy") and len(args) == 1 and not node.keywords:
         yield node.lineno, "TCL108"
+    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+        inner = _name(node.func.value.func).rsplit(".", 1)[-1]
+        if last in CASTS and inner in CREATIONS:  # random constructors and from_numpy too: the traps
+            yield node.lineno, "TCL116"
+        if last == "detach" and inner in CASTS:
+            yield node.lineno, "TCL117"
+        if last in CASTS and inner == "clone":
+            yield node.lineno, "TCL118"
 
 
 def _is_state_dict_value(node: ast.AST) -> bool:
@@ -135,6 +147,13 @@ def sites(source: str) -> List[Site]:
                 out.add((node.lineno, "TCL109"))
         elif isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
             out.update(_loop_sites(node))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in CONVERSIONS:
+            out.add((node.lineno, "TCL111"))  # a conversion as a statement, of anything
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
+                isinstance(side, ast.List) and len(side.elts) == 1 and not _literal(side.elts[0])
+                for side in (node.left, node.right)):
+            out.add((node.lineno, "TCL112"))  # `[x] * n` / `n * [x]` of anything but a literal
     return sorted(out)
 
 

@@ -43,7 +43,7 @@ def _digests(root: Path) -> Dict[str, str]:
 
 def _lint(root: Path, entries: List[str], args: argparse.Namespace, fix: bool) -> Set[precision.Key]:
     """One pass over ``root/<entry>``, with ``--fix --unsafe-fixes`` when ``fix``: the diagnostics it reports."""
-    extra = ["--fix", "--unsafe-fixes"] if fix else []
+    extra = (["--fix", "--unsafe-fixes"] if fix else []) + (["--select", args.select] if args.select else [])
     diags = precision.run_linter([root / e for e in entries], args.jobs, args.checkout, args.python, extra=extra)
     return set(precision.diagnostic_keys(diags, root))
 
@@ -67,6 +67,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--checkout", type=Path, default=None, help="lint with the torchcopy_lint of this source tree")
     ap.add_argument("--python", default=None, help="interpreter that runs the linter")
     ap.add_argument("--keep", action="store_true", help="keep the fixed copy and print its path")
+    ap.add_argument("--select", default=None, help="the linter's --select (ALL: the opt-in rules' fixes too)")
     args = ap.parse_args(argv)
 
     dest = (args.dest or corpus.default_dest()).expanduser()
@@ -78,7 +79,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     non_hazards: Dict[Tuple[str, str], Dict[int, List[Tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
     for lab in precision.read_labels(args.labels):
-        if lab.label in ("FP", "TN"):
+        # a [live:]/[free:] TN is a true site of the twin rule (TCL104/TCL119, label_contexts.py), not a non-hazard
+        if lab.label in ("FP", "TN") and not lab.reason.startswith(("[live:", "[free:")):
             non_hazards[(lab.entry, lab.path)][lab.line].append((lab.code, f"{lab.label}: {lab.reason}"))
 
     work = Path(tempfile.mkdtemp(prefix="tcl-fix-check-"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Editor latency of ``torchcopy-lint server``: time from ``didChange`` to ``publishDiagnostics``.
 
-A real LSP client (pygls's) starts the server over stdio, opens bench.py's deterministic
+A real LSP client (pygls's) starts the server over stdio, opens _latency_file.py's deterministic
 1,000-line training script, then makes edits and times each one until the diagnostics
 for *that* document version arrive::
 
@@ -38,7 +38,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import make_latency_file  # noqa: E402  (the 1,000-line file the flake8 latency figure uses)
+from _latency_file import make_latency_file  # noqa: E402  (the 1,000-line file flake8_latency.py uses too)
 
 SLOW, FAST = "x.clone().detach()", "x.detach().clone()"
 

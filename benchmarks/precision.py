@@ -41,7 +41,8 @@ import candidates as candidate_sites  # noqa: E402
 import corpus  # noqa: E402
 
 LABELS = HERE / "labels.tsv"
-CODES = tuple(f"TCL1{n:02d}" for n in range(1, 11))
+sys.path.insert(0, str(HERE.parent))
+from torchcopy_lint.codes import RULE_CODES as CODES  # noqa: E402  (codes.py needs no LibCST)
 SEED = 20260522
 FIELDS = ("package", "version", "path", "line", "code", "label", "reason")
 
@@ -247,6 +248,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--python", default=None, help="interpreter that runs the linter (default: this one)")
     ap.add_argument("--template", action="store_true", help="print TSV rows for unlabelled diagnostics")
     ap.add_argument("--out", type=Path, default=None, help="report directory (default: <cache>/precision)")
+    ap.add_argument("--select", default=None, help="the linter's --select (default: its default selection)")
+    ap.add_argument("--file-timeout", default=None, help="the linter's --file-timeout (0: none, for a loaded machine)")
     args = ap.parse_args(argv)
 
     dest = (args.dest or corpus.default_dest()).expanduser()
@@ -259,7 +262,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         files = sorted({dest / lab.entry / lab.path for lab in labels if lab.entry in present})
     else:
         files = [present[k] for k in sorted(present)]
-    diags = run_linter(files, args.jobs, args.checkout, args.python)
+    extra = (("--select", args.select) if args.select else ()) + \
+        (("--file-timeout", args.file_timeout) if args.file_timeout is not None else ())
+    diags = run_linter(files, args.jobs, args.checkout, args.python, extra)
     keys = diagnostic_keys(diags, dest)
     counts = Counter(k[3] for k in keys)
     usable = [lab for lab in labels if lab.entry in present]

@@ -14,8 +14,19 @@ def make_target(logits: torch.Tensor, labels: torch.Tensor):
 def init(module: nn.Module):
     for m in module.modules():
         if isinstance(m, nn.Linear):
-            m.weight.data.normal_(0.0, 0.02)  # TCL104
-            m.bias.data.zero_()  # TCL104
+            m.weight.data.normal_(0.0, 0.02)  # TCL119 (opt-in: no graph is live in an initialiser)
+            m.bias.data.zero_()  # TCL119
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        out = self.proj(x)
+        self.proj.weight.data.masked_fill_(mask, 0.0)  # TCL104: the graph saved the weight
+        return out
 
 
 def ok(batch, values: list):

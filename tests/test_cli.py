@@ -244,7 +244,9 @@ def test_example_tree_is_linted(cli):
     result = cli("--isolated", "--no-cache", "-q", str(ROOT / "examples"))
     assert result.returncode == 1
     codes = {line.split(": ")[1].split()[0] for line in result.stdout.decode().splitlines()}  # `nb.ipynb:cell 5:...`
-    assert codes == {"TCL101", "TCL102", "TCL103", "TCL104", "TCL105"}
+    assert codes == {"TCL101", "TCL102", "TCL103", "TCL104", "TCL105", "TCL111", "TCL112", "TCL113", "TCL114", "TCL115"}
+    everything = cli("--isolated", "--no-cache", "-q", "--select", "ALL", str(ROOT / "examples"))
+    assert {line.split(": ")[1].split()[0] for line in everything.stdout.decode().splitlines()} == codes | {"TCL119"}
 
 
 def test_fix_through_symlink_keeps_the_link(tmp_path, cli):
@@ -298,5 +300,8 @@ def test_lean_start_without_trigger_text(tmp_path, args):
         write(tmp_path, f"pkg/m{i}.py", b"import torch\n\ndef f(x):\n    return x.sum() * 2\n")
     assert _modules_after_cli(args, tmp_path) == set()
     write(tmp_path, "pkg/hazard.py", HAZARD)
-    if "--show-settings" not in args:
+    if "--show-settings" not in args:  # one file to parse: the worker imports LibCST, the parent need not
+        assert _modules_after_cli(args, tmp_path) == set()
+        write(tmp_path, "pkg/hazard.py", HAZARD + b"# changed\n")  # two (not cached): the parent imports it
+        write(tmp_path, "pkg/hazard2.py", HAZARD + b"# new\n")  # once, for the workers it forks
         assert "libcst" in _modules_after_cli(args, tmp_path)  # the check can see an import

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from _support import ROOT
-from torchcopy_lint.codes import RULE_CODES
+from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES
 
 HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
 TWO = HAZARD + b"z = torch.tensor(x)\nw = x.clone().detach()\n"
@@ -141,8 +141,8 @@ def test_show_settings(tmp_path, cli):
     rows = dict(line.split(" = ", 1) for line in lines(result)[1:])
     assert lines(result)[0] == "Resolved settings for: tests/t.py"
     assert json.loads(rows["config-file"]) == str(tmp_path / "pyproject.toml")
-    assert json.loads(rows["enabled"]) == list(RULE_CODES)
-    assert json.loads(rows["enabled-for-path"]) == [code for code in RULE_CODES if code != "TCL103"]
+    assert json.loads(rows["enabled"]) == list(DEFAULT_CODES)
+    assert json.loads(rows["enabled-for-path"]) == [code for code in DEFAULT_CODES if code != "TCL103"]
     assert json.loads(rows["selection-layers"]) == [
         {"select": None, "extend-select": [], "ignore": ["TCL104"]},
         {"select": None, "extend-select": ["TCL104"], "ignore": []}]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from _support import ROOT
-from torchcopy_lint.codes import RULE_CODES
+from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES
 from torchcopy_lint.config import ConfigError, Selection, Settings, load_settings
 from torchcopy_lint.config_schema import OPTIONS
 
@@ -93,8 +93,8 @@ def test_valid_config_round_trip(tmp_path):
                       'per-file-ignores = { "tests/*" = ["TCL103"] }\nexclude = ["gen"]\n'
                       'extend-exclude = ["vendored"]\nforce-exclude = true\nfile-timeout = 2.5')
     settings = load_settings(str(path))
-    assert settings.codes_for(str(tmp_path / "src/a.py")) == frozenset(RULE_CODES) - {"TCL104"}
-    assert settings.codes_for(str(tmp_path / "tests/t.py")) == frozenset(RULE_CODES) - {"TCL103", "TCL104"}
+    assert settings.codes_for(str(tmp_path / "src/a.py")) == frozenset(DEFAULT_CODES) - {"TCL104"}
+    assert settings.codes_for(str(tmp_path / "tests/t.py")) == frozenset(DEFAULT_CODES) - {"TCL103", "TCL104"}
     assert settings.exclude == ("gen",) and settings.extend_exclude == ("vendored",)
     assert settings.force_exclude is True and settings.file_timeout == 2.5
     assert settings.project_root == str(tmp_path)
@@ -107,7 +107,7 @@ def _enabled(*layers: Selection):
 def test_selection_layers_follow_ruff():
     # Inside a layer the more specific selector wins; ignore wins a tie.
     assert _enabled(Selection(("TCL101", "TCL103"), (), ("TCL10",))) == ["TCL101", "TCL103"]
-    assert _enabled(Selection(("TCL1",), (), ("TCL104",))) == [c for c in RULE_CODES if c != "TCL104"]
+    assert _enabled(Selection(("TCL1",), (), ("TCL104",))) == [c for c in DEFAULT_CODES if c != "TCL104"]
     assert _enabled(Selection(("TCL103",), (), ("TCL103",))) == []
     # A later layer acts on the earlier one's result: the command line's --ignore TCL1 wins over
     # a configured select of TCL101, and its --select starts afresh.

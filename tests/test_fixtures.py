@@ -64,12 +64,12 @@ def test_fix_output_and_idempotence(path: Path, unsafe: bool):
 def test_cli_fix_writes_expected_file(path: Path, tmp_path: Path, cli):
     target = tmp_path / path.name
     shutil.copy(path, target)
-    first = cli("--fix", "--isolated", "--no-cache", "-q", str(target))
+    first = cli("--fix", "--isolated", "--no-cache", "-q", "--select", "ALL", str(target))  # opt-in rules too
     assert first.returncode in (0, 1), first.stderr
     expected_path = path.with_suffix(".fixed.py")
     expected = expected_path.read_bytes() if expected_path.exists() else path.read_bytes()
     assert target.read_bytes() == expected
-    second = cli("--fix", "--isolated", "--no-cache", "-q", str(target))
+    second = cli("--fix", "--isolated", "--no-cache", "-q", "--select", "ALL", str(target))
     assert target.read_bytes() == expected
     assert second.returncode == first.returncode
 

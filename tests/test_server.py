@@ -310,6 +310,25 @@ async def test_client_settings_override_select_and_ignore(client: LanguageClient
     await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101", "TCL103"])
 
 
+async def test_opt_in_rule_follows_the_selection(client: LanguageClient, tmp_path):
+    """TCL119 is off by default, on with the editor setting `select: ["ALL"]`, off again with a prefix (as the CLI)."""
+    text = ("import torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(2, 2)\n        self.fc.weight.data.zero_()\n\n    def forward(self, x):\n"
+            "        y = self.fc(x)\n        self.fc.weight.data.add_(1)\n        return y\n")
+    doc = Doc(client, tmp_path / "net.py", text)
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL104"])
+    try:
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+            settings={"torchcopy-lint": {"select": ["ALL"]}}))
+        await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL104", "TCL119"])
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+            settings={"torchcopy-lint": {"select": ["TCL1"]}}))
+        await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL104"])
+    finally:
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"torchcopy-lint": {}}))
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL104"])
+
+
 async def test_shutdown_and_exit():
     own = await ClientServerConfig(server_command=SERVER).start()
     try:

@@ -26,7 +26,7 @@ SPLIT = {
         "(p.data  # the storage\n .zero_())",
         "p.data \\\n    .mul_(2)",
         "p.data **= 2",
-        "torch.nn.init.normal_(  # init\n    p.data)",
+        "torch.clamp_(  # clip\n    p.data, 0, 1)",
     ],
     "TCL106": ["u = torch.empty_like(  # same shape\n    t).copy_(t)",
                "u = (torch.empty_like(t)  # storage\n     .copy_(  # the values\n         t))",
@@ -36,6 +36,15 @@ SPLIT = {
     "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
+    "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
+    "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)",
+               "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
+    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],
+    "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)"],
+    "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
+               "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
+    # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
+    "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
@@ -65,6 +74,9 @@ def test_near_misses_stay_out(code, snippet):
     ("TCL106", "torch.empty_like(x)" + ")  # )\n" * 20_000 + ".copy"),
     ("TCL107", "torch.tensor(" + "  # [\n" * 20_000 + "1"),
     ("TCL110", "loss" + "  # )\n" * 20_000 + ") . backward"),
+    ("TCL115", "x.data\n" + "y =" + " " * 100_000 + "(" + " " * 100_000 + "z"),
+    ("TCL115", "x.detach\ny = " + "a." * 50_000 + "b"),
+    ("TCL114", "best" + " " * 100_000 + "==\nhistory" + " " * 100_000 + ". pop"),
     # once quadratic: 38 s for a 100,000-space line, from `\s*\(?\s*` (two ways to split every run)
     ("TCL110", " " * 100_000 + "x)\n(y).backward("),
 ])

@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         "runs the language server (LSP over stdio).",
     )
     p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .); - reads stdin")
-    sel = p.add_argument_group("rule selection (comma-separated codes or prefixes, or ALL)")
+    sel = p.add_argument_group("rule selection (comma-separated codes or prefixes, or ALL; default: every rule but "
+                               "the opt-in TCL119, which only ALL or its full code selects)")
     sel.add_argument("--select", action="append", default=[], metavar="CODES",
                      help="enable exactly these (replaces the configured select)")
     sel.add_argument("--extend-select", action="append", default=[], metavar="CODES",
@@ -206,13 +207,15 @@ def _write_output(args: argparse.Namespace, diagnostics) -> None:
 
 def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> int:
     """``--show-settings``: what a run would use for ``path``, as TOML-like lines."""
-    from .codes import RULE_CODES
+    from .codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 
     settings = settings.for_path(path)
 
     rows = {
         "config-file": settings.config_path,
         "project-root": settings.project_root or os.getcwd(),
+        "default-selection": list(DEFAULT_CODES),
+        "opt-in": list(OPT_IN_CODES),
         "selection-layers": [{"select": list(s.select) if s.select is not None else None,
                               "extend-select": list(s.extend_select), "ignore": list(s.ignore)}
                              for s in settings.selections],

@@ -56,12 +56,50 @@ TENSORS_CALL = (r"tensor(?:(?<!\wtensor)|(?<=as_tensor)(?<!\was_tensor))"
                 + GAP + r"\(" + GAP + r"(?:data" + GAP + "=" + GAP + r")?(?:[\[(]" + GAP + r")?[A-Za-z_]")
 #: TCL108's call.
 COPY_CALL = word("copy") + GAP + DOT + call_of("copy")
+#: TCL111's call: a tensor conversion method (`.to(`, `.cuda(`, ... `.clone(`), any gap before the parenthesis.
+CONVERSIONS = r"(?:to|cuda|cpu|float|half|double|bfloat16|long|int|bool|contiguous|detach|clone)"
+CONVERSION_CALL = DOT + call_of(CONVERSIONS)
+#: TCL111's statement: a line that starts with a dotted name and its first conversion (`x.y.to(`, `x.long().cuda(`);
+#: the rule reports only such statements (a plain dotted receiver, at the start of its line; not in files with
+#: old-Mac `\r` newlines, which `^` does not see: 2.8x the time with `(?:^|\r)`). Searched only in
+#: files with a CONVERSION_CALL (may_match stops at the first trigger that fails): ~0.4 ms per such file.
+CONVERSION_STATEMENT = (r"(?m)^[ \t\f]*+[A-Za-z_](?:\w*+\.(?!" + CONVERSIONS + r"\b))*\w*+"
+                        + CONVERSION_CALL)
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
 STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
+#: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
+CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
+#: TCL116's creation call (`zeros(`, `ones_like(` ...), or one of them imported under another name.
+CREATION_CALL = "|".join(call_of(word(name) + r"(?:_like)?") for name in ("zeros", "ones", "full", "empty")) + "|" \
+    + "|".join(call_of(word(name)) for name in ("eye", "arange", "linspace", "tensor")) + "|" + CREATION_ALIAS
+#: The dtype/device conversions of TCL116-TCL118 (a cast), and one right after a call's closing parenthesis (`f(..).to(`).
+CAST_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
+CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
+
+#: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
+#: a subscript store, `out=`, or an optimizer's `step(`.
+IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
+                  + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
+
+#: TCL112's list: `[x] *` or `* [x]` (parentheses and gaps allowed between), not `**`/`*=`.
+LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+#: TCL112's assignment: `= [x] * n` (an element with at most one level of brackets inside) or `= n * [x]`
+#: (`n` on the line of the `=`, without `=`); the rule reports only lists of that shape.
+LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
+                       + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
+                       + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\[")
+#: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
+#: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
+SNAPSHOT_WORDS = ("best", "old", "prev", "init", "orig", "before", "snapshot", "saved", "backup")
+#: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, and nothing else.
+SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT
+                  + r"detach" + GAP + r"\(" + GAP + r"\))?" + GAP + r"\)?[ \t]*(?:[#;\r\n]|\Z)")
+HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
+                 "trajectory", "trajectories", "snapshot", "snapshots", "tracked")
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
@@ -92,9 +130,39 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL110": (DOT + call_of("backward"),
                r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
                r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
+    # a conversion method called somewhere, then one at the start of a line after a dotted name.
+    "TCL111": (CONVERSION_CALL, CONVERSION_STATEMENT),
+    # a list multiplied, an in-place write, and a list of one multiplied in an assignment.
+    "TCL112": (LIST_TIMES, IN_PLACE_WRITE, LIST_TIMES_ASSIGNED),
+    # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
+    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
+               IN_PLACE_WRITE),
+    # a tensor kept by reference with intent (a snapshot name assigned, a "best so far" name rebound, a history
+    # container stored into), then an in-place write (or a step)
+    "TCL114": ("|".join([w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + SNAPSHOT_VALUE for w in SNAPSHOT_WORDS]
+                        + [w + r"\w*" + GAP + "=(?!=)" for w in ("lowest", "highest")]
+                        + [w + GAP + r"(?:" + DOT + r"append|\[)" for w in HISTORY_WORDS]),
+               IN_PLACE_WRITE),
+    "TCL115": (DOT + "(?:detach|data)",
+               "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
+               + "(?:detach|data)", IN_PLACE_WRITE),
+    # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
+    "TCL116": (CREATION_CALL, CAST_AFTER_CALL),
+    # a conversion call, and a call's closing parenthesis followed by `.detach(`.
+    "TCL117": (CAST_CALL, r"\)" + GAP + DOT + call_of("detach")),
+    # `.clone(` and a conversion call right after a call.
+    "TCL118": (DOT + call_of(word("clone")), CAST_AFTER_CALL),
 }
+# TCL119 reports the writes TCL104 looks for, in graph-free code: the same text.
+TRIGGERS["TCL119"] = TRIGGERS["TCL104"]
 
 RULE_CODES = tuple(TRIGGERS)
+#: Opt-in rules (as ruff's rules outside its default selection): not enabled unless selected by `ALL` or by
+#: their full code (`select`/`extend-select`); a prefix such as `TCL1` does not enable them (ruff's
+#: `explicit-preview-rules`), so a family selection never brings their volume in. A prefix does ignore them.
+OPT_IN_CODES = ("TCL119",)
+#: The default selection: every rule but the opt-in ones.
+DEFAULT_CODES = tuple(code for code in RULE_CODES if code not in OPT_IN_CODES)
 
 # Meta codes: reported about a file rather than by a rule; never silenced by --select/--ignore.
 SYNTAX_ERROR_CODE = "TCL001"

@@ -3,7 +3,9 @@
 Selection follows ruff: settings come in layers (the defaults, pyproject.toml, the
 command line), each applied on top of the previous one. A layer's ``select``
 starts afresh, ``extend-select`` adds, ``ignore`` removes; inside a layer the more
-specific selector wins (``ignore`` on a tie). ``per-file-ignores`` remove last.
+specific selector wins (``ignore`` on a tie). ``per-file-ignores`` remove last. The default layer
+is every rule but the opt-in ones (``codes.OPT_IN_CODES``), which only ``ALL`` or their full code
+selects (a prefix ignores them, never selects them).
 Every front end (CLI, stdin, flake8, the server) reads settings through here.
 """
 
@@ -16,8 +18,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .codes import RULE_CODES
+from .codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
+from .python_env import environment_at
 
 __all__ = ["ConfigError", "checked_python", "DEFAULT_EXCLUDE", "Overrides", "Selection", "Settings", "find_pyproject",
            "load_settings", "settings_for", "split_selectors"]
@@ -51,6 +54,12 @@ def _matches(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
+def _selects(code: str, selector: str) -> bool:
+    """Whether ``selector`` in ``select``/``extend-select`` enables ``code``: an opt-in rule only by ``ALL`` or
+    its full code, never by a prefix (ruff's ``explicit-preview-rules``); ``ignore`` removes by prefix."""
+    return _matches(code, selector) and (code not in OPT_IN_CODES or selector in ("ALL", code))
+
+
 @dataclass(frozen=True)
 class Selection:
     """One layer of rule selection. ``select=None`` keeps what the layers below enabled."""
@@ -64,7 +73,7 @@ class Selection:
         steps = [(_specificity(s), 0, s) for s in (self.select or ()) + self.extend_select]
         steps += [(_specificity(s), 1, s) for s in self.ignore]  # after a select of equal specificity
         for _, remove, selector in sorted(steps):
-            chosen = {code for code in all_codes if _matches(code, selector)}
+            chosen = {code for code in all_codes if (_matches if remove else _selects)(code, selector)}
             result = result - chosen if remove else result | chosen
         return frozenset(result)
 
@@ -101,7 +110,7 @@ class Settings:
         return _nested_settings(pyproject, _mtime(pyproject), self.nested)
 
     def enabled(self, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
-        enabled = frozenset(all_codes)  # the default layer: everything
+        enabled = frozenset(c for c in all_codes if c in DEFAULT_CODES or c not in RULE_CODES)  # the default layer
         for selection in self.selections:
             enabled = selection.apply(enabled, all_codes)
         return enabled
@@ -250,8 +259,6 @@ def load_settings(pyproject: Optional[str]) -> Settings:
 def checked_python(value: str, base: str, where: str) -> str:
     """The ``python`` setting made absolute (relative to ``base``); ConfigError when it names no
     Python environment (a virtual environment, a prefix, or an interpreter in one)."""
-    from .environment import environment_at
-
     path = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
     if environment_at(path, "python setting") is None:
         raise ConfigError(f"{where}: {value!r} is not a Python environment (expected a virtual environment, "

@@ -131,7 +131,7 @@ class Option:
 
 
 OPTIONS: Tuple[Option, ...] = (
-    Option("select", "select", _selectors, "rule selectors to enable (replaces the default, ALL)"),
+    Option("select", "select", _selectors, "rule selectors to enable (replaces the default: every rule but the opt-in TCL119)"),
     Option("extend-select", "extend_select", _selectors, "rule selectors to enable on top of `select`"),
     Option("ignore", "ignore", _selectors, "rule selectors to disable"),
     Option("per-file-ignores", "per_file_ignores", _per_file_ignores,

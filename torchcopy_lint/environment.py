@@ -17,138 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-import stat
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
-__all__ = ["ROOT_MARKERS", "Environment", "configure", "environment_at", "for_file", "fingerprint"]
+from .config import ConfigError, settings_for
+from .python_env import Environment, environment_at, read_cfg, read_regular
+
+__all__ = ["ROOT_MARKERS", "Environment", "configure", "environment_at", "for_file", "fingerprint", "read_regular"]
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")  # what makes a folder a project root
-_MAX_CFG_BYTES = 64 * 1024
-_VERSION_DIR = re.compile(r"^(?:python|pypy)(\d+)\.(\d+)t?$")
 _UNSET = object()
 _configured: object = _UNSET  # the run's {python, src} settings (see ``configure``); _UNSET: ask the configuration
 _discovered: Dict[Tuple[str, Optional[str], Optional[str]], Optional["Environment"]] = {}
-
-
-@dataclass(frozen=True)
-class Environment:
-    """An environment: how it was found, its prefix and its site-packages folders, in search order."""
-
-    origin: str  # "python setting", "VIRTUAL_ENV" or "project .venv"
-    prefix: str
-    site_packages: Tuple[str, ...]
-
-    def describe(self) -> Dict[str, object]:
-        return {"origin": self.origin, "prefix": self.prefix, "site-packages": list(self.site_packages)}
-
-
-def _is_dir(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except (OSError, ValueError):  # absent, a symlink loop, a name the OS refuses
-        return False
-
-
-def read_regular(path: str, limit: int) -> Optional[bytes]:
-    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes; None otherwise.
-    Never blocks: a FIFO, a device or a directory is not opened for reading (O_NONBLOCK, fstat)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            size += len(chunk)
-        return None  # it grew past the limit while read
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _read_cfg(prefix: str) -> Optional[Dict[str, str]]:
-    """``pyvenv.cfg`` of ``prefix`` as ``{key: value}``; None when there is no readable regular one."""
-    raw = read_regular(os.path.join(prefix, "pyvenv.cfg"), _MAX_CFG_BYTES)
-    if raw is None:
-        return None
-    values = {}
-    for line in raw.decode("utf-8", "replace").splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            values[key.strip().lower()] = value.strip()
-    return values
-
-
-def _listdir(path: str) -> List[str]:
-    try:
-        return sorted(os.listdir(path))
-    except (OSError, ValueError):
-        return []
-
-
-def _prefix_site_packages(prefix: str, version: Optional[Tuple[int, int]]) -> List[str]:
-    """The site-packages folders of an installation prefix (the pyvenv.cfg version's first)."""
-    found: List[Tuple[tuple, str]] = []
-    for lib in ("lib", "lib64"):
-        for name in _listdir(os.path.join(prefix, lib)):
-            match = _VERSION_DIR.match(name)
-            candidate = os.path.join(prefix, lib, name, "site-packages")
-            if match and _is_dir(candidate):
-                numbers = (int(match.group(1)), int(match.group(2)))
-                found.append(((numbers != version, tuple(-n for n in numbers)), candidate))
-    windows = os.path.join(prefix, "Lib", "site-packages")
-    if _is_dir(windows):
-        found.append(((False, ()), windows))
-    if version is not None and any(not key[0] for key, _ in found):
-        found = [item for item in found if not item[0][0]]
-    out: List[str] = []
-    seen = set()
-    for _, path in sorted(found):
-        real = os.path.realpath(path)  # lib64 is often a link to lib
-        if real not in seen:
-            seen.add(real)
-            out.append(path)
-    return out
-
-
-def _cfg_version(cfg: Dict[str, str]) -> Optional[Tuple[int, int]]:
-    for key in ("version_info", "version"):
-        match = re.match(r"^(\d+)\.(\d+)", cfg.get(key, ""))
-        if match:
-            return int(match.group(1)), int(match.group(2))
-    return None
-
-
-def environment_at(location: str, origin: str) -> Optional[Environment]:
-    """The environment at ``location`` (a prefix or virtual environment, or an interpreter in its
-    ``bin``/``Scripts`` folder); None when there is none."""
-    location = os.path.abspath(location)
-    if not _is_dir(location):
-        parent = os.path.dirname(location)
-        location = os.path.dirname(parent) if os.path.basename(parent) in ("bin", "Scripts") else parent
-        if not _is_dir(location):
-            return None
-    cfg = _read_cfg(location)
-    version = _cfg_version(cfg) if cfg is not None else None
-    folders = _prefix_site_packages(location, version)
-    if cfg is not None and cfg.get("include-system-site-packages", "").lower() == "true" and cfg.get("home"):
-        home = cfg["home"].rstrip("/\\")
-        base = os.path.dirname(home) if os.path.basename(home) in ("bin", "Scripts") else home
-        if os.path.abspath(base) != location:
-            folders += [f for f in _prefix_site_packages(base, version) if f not in folders]
-    if not folders:
-        return None
-    return Environment(origin, location, tuple(folders))
 
 
 def configure(python: Optional[str], src: Tuple[str, ...] = ()) -> None:
@@ -163,8 +42,6 @@ def run_setting(path: str, name: str) -> Any:
     """The ``python`` or ``src`` setting that applies to ``path``: as configured, else read."""
     if isinstance(_configured, dict):
         return _configured[name]
-    from .config import ConfigError, settings_for
-
     try:
         return getattr(settings_for(path), name)
     except ConfigError:
@@ -195,7 +72,7 @@ def _discover(directory: str, python: Optional[str], virtual_env: Optional[str])
     while True:
         for name in (".venv", "venv"):
             candidate = os.path.join(directory, name)
-            if _read_cfg(candidate) is not None:
+            if read_cfg(candidate) is not None:
                 found = environment_at(candidate, "project .venv")
                 if found is not None:
                     return found

@@ -26,6 +26,7 @@ import signal
 import sys
 import time
 from collections import deque
+from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, TypeVar
 
@@ -51,6 +52,22 @@ def _interrupted(signum: int, frame: Any) -> None:
     both arrive) are ignored, so none can break the worker's clean exit with a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
+
+
+@contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Ctrl-C arrives after the block: a KeyboardInterrupt raised in code a module runs through
+    ``exec`` (dataclasses do, on import) makes CPython 3.11 end the process by SIGINT even after
+    the CLI handled it (exit status -2 instead of 130)."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):  # not on this platform, or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _serve(conn: Connection, handle: Callable[[Any], Any], initializer: Optional[Callable[[], None]]) -> None:

@@ -16,15 +16,22 @@ Blanked spans are replaced by text with the same number of lines that ends at th
 same column, so every kept node has exactly the position it has in the full
 file: diagnostics are identical to a full parse (tests/test_prune.py). Pruning is
 for reporting only; ``--fix`` always parses the whole file.
+
+The top-level statements the structural prefilter rules out (structure.py: big inert
+statements, a data table) are cut out whole instead, lines and all, so that LibCST never
+sees them however big they are; ``Pruned`` maps the lines of the rest back.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, List, Optional, Sequence, Tuple
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Callable, Collection, List, Optional, Sequence, Tuple
 
 Matcher = Callable[[bytes], bool]
+NodeMatcher = Callable[[bytes, ast.AST], bool]  # a segment's text and its node (structure.py refines by shape)
 Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end col (1-based lines, byte cols)
 
 MIN_FILE_SIZE = 8_000  # below this, pruning does not pay for the ast parse
@@ -45,7 +52,49 @@ def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) ->
     """``source`` with the spans no rule can need blanked; None when pruning does not apply.
 
     ``tree`` is ``source``'s CPython AST when the caller has it already."""
-    if len(source) < MIN_FILE_SIZE or source.startswith(b"\xef\xbb\xbf") or not declares_utf8(source):
+    pruned = prune_file(source, lambda segment, node: matches(segment), tree)
+    return pruned.text if pruned is not None else None
+
+
+@dataclass
+class Pruned:
+    """A pruned text, and the lines of the original cut out of it (first, last; 1-based, ascending)."""
+
+    text: bytes
+    removed: List[Tuple[int, int]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._marks: List[int] = [0]  # pruned lines from which ``_shifts`` applies
+        self._shifts: List[int] = [0]
+        for first, last in self.removed:
+            self._marks.append(first - self._shifts[-1])
+            self._shifts.append(self._shifts[-1] + last - first + 1)
+
+    def original_line(self, line: int) -> int:
+        """The original line of a line of ``text``."""
+        return line + self._shifts[bisect_right(self._marks, line) - 1]
+
+    def pruned_line(self, line: int) -> int:
+        """The line of ``text`` of an original line that was kept."""
+        shift = 0
+        for first, last in self.removed:
+            if first > line:
+                break
+            shift += last - first + 1
+        return line - shift
+
+
+def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast.Module] = None,
+               drop: Collection[int] = ()) -> Optional[Pruned]:
+    """``prune``, and the top-level statements of ``tree`` numbered in ``drop`` cut out, whole lines
+    and all (structure.py decides which); None when neither applies. ``matches`` None: cut only."""
+    if source.startswith(b"\xef\xbb\xbf") or not declares_utf8(source):
+        return None
+    if len(source) < MIN_FILE_SIZE:
+        matches = None
+    if drop and b"\r" in source:
+        drop = ()  # one newline convention: LibCST infers the module's from the first line
+    if matches is None and not drop:
         return None
     if tree is None:
         try:
@@ -55,13 +104,20 @@ def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) ->
     lines = source.splitlines(keepends=True)
     if not lines or any(line.endswith(b"\r") and not line.endswith(b"\r\n") for line in lines):
         return None  # old-Mac newlines: ast and LibCST may count lines differently
-    pruner = _Pruner(lines, matches)
-    for node in tree.body:
-        pruner.top_level(node)
+    pruner = _Pruner(lines, matches or (lambda segment, node: True))
+    removed: List[Tuple[int, int]] = []
+    for index, node in enumerate(tree.body):
+        if index in drop and not (node.lineno > 1 and lines[node.lineno - 2].rstrip(b"\n").endswith(b"\\")):
+            removed.append((node.lineno, node.end_lineno))  # type: ignore[arg-type]
+        elif matches is not None:
+            pruner.top_level(node)
     del tree
-    if not pruner.edits:
+    if not pruner.edits and not removed:
         return None
-    return pruner.apply()
+    text = pruner.apply(removed)
+    if removed and not declares_utf8(text):
+        return None  # a coding comment moved up to the first two lines
+    return Pruned(text, removed)
 
 
 def declares_utf8(source: bytes) -> bool:
@@ -76,7 +132,7 @@ def declares_utf8(source: bytes) -> bool:
 
 
 class _Pruner:
-    def __init__(self, lines: List[bytes], matches: Matcher) -> None:
+    def __init__(self, lines: List[bytes], matches: NodeMatcher) -> None:
         self.lines = lines
         self.matches = matches
         self.edits: List[Edit] = []
@@ -91,7 +147,7 @@ class _Pruner:
     def top_level(self, node: ast.stmt) -> None:
         text = self.text(node, whole_lines=True)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if not self.matches(text):
+            if not self.matches(text, node):
                 self.stub_body(node)
             elif isinstance(node, ast.ClassDef) and len(text) > LARGE_NODE:
                 self.prune_class(node)
@@ -104,10 +160,10 @@ class _Pruner:
         for stmt in cls.body:
             text = self.text(stmt, whole_lines=True)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if not self.matches(text) and not _SELF_WRITE.search(text):
+                if not self.matches(text, stmt) and not _SELF_WRITE.search(text):
                     self.stub_body(stmt)
             elif isinstance(stmt, ast.ClassDef) and len(text) > LARGE_NODE // 4:
-                if self.matches(text):
+                if self.matches(text, stmt):
                     self.prune_class(stmt)
                 elif not _SELF_WRITE.search(text):
                     self.stub_body(stmt)
@@ -147,7 +203,7 @@ class _Pruner:
             if item is None or isinstance(item, ast.Starred):
                 continue
             text = self.text(item)
-            if not self.matches(text):
+            if not self.matches(text, item):
                 if len(text) > 8:
                     self.blank(item.lineno, item.col_offset, item.end_lineno, item.end_col_offset, b"0")  # type: ignore[arg-type]
             elif len(text) > LARGE_NODE:
@@ -156,7 +212,7 @@ class _Pruner:
     def blank(self, start_line: int, start_col: int, end_line: int, end_col: int, replacement: bytes) -> None:
         self.edits.append((start_line, start_col, end_line, end_col, replacement))
 
-    def apply(self) -> bytes:
+    def apply(self, removed: Sequence[Tuple[int, int]] = ()) -> bytes:
         lines = list(self.lines)
         for start_line, start_col, end_line, end_col, replacement in sorted(self.edits, reverse=True):
             first = lines[start_line - 1]
@@ -170,6 +226,8 @@ class _Pruner:
             for i in range(start_line, end_line - 1):
                 lines[i] = b"\n"
             lines[end_line - 1] = b" " * end_col + last[end_col:]
+        for first_line, last_line in reversed(removed):
+            del lines[first_line - 1:last_line]
         return b"".join(lines)
 
 

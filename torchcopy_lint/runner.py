@@ -19,7 +19,6 @@ import dataclasses
 import difflib
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -31,6 +30,7 @@ from .config import Settings
 from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, read_source
 from .notebook import is_notebook
+from .progress import Progress
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
 # use, so that a run answered entirely by the cache never pays for them.
@@ -110,8 +110,9 @@ def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
 
 
 def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
-                notebook: bool = False, active: Optional[FrozenSet[str]] = None) -> List[Diagnostic]:
-    """``active``: the prefilter's answer for ``content`` (``active_codes``) when the caller has it."""
+                notebook: bool = False, active: Optional[FrozenSet[str]] = None, plan=None) -> List[Diagnostic]:
+    """``active``: the prefilter's answer for ``content`` (``active_codes``) when the caller has it;
+    ``plan``: the structural prefilter's (structure.py), which narrowed ``active`` already."""
     if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
         from .notebook import lint_notebook
 
@@ -122,7 +123,7 @@ def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
     from .engine import lint_source
 
-    return lint_source(content, path, _rule_types(active), project=project, prefiltered=True)
+    return lint_source(content, path, _rule_types(active), project=project, prefiltered=True, plan=plan)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
@@ -185,8 +186,16 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     key = (job.key or cache_key(content, job.codes, job.notebook, _environment_key(job.origin or job.path, job.python, job.src))
            ) if job.cache else ""
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
+    plan = None
+    if active:
+        from .structure import plan_source  # LibCST-free: it decides whether LibCST is needed at all
+
+        plan = plan_source(content, active)
+    if plan is not None:
+        active = plan.codes
     project = _project_index(job) if job.notebook or active else None
-    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, active)
+    diagnostics = _lint_bytes(content, job.path, job.codes, project, job.notebook, active, plan)
+    del plan  # its tree went to the engine and is gone
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
@@ -233,34 +242,6 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(old, new, path, path))
 
 
-class Progress:
-    """A progress bar on stderr for long runs on a terminal; inert otherwise."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled and total > 200 and sys.stderr.isatty()
-        self.done = 0
-        self._last = 0.0
-
-    def advance(self, n: int = 1) -> None:
-        if not self.enabled:
-            return
-        self.done += n
-        now = time.monotonic()
-        if now - self._last < 0.1 and self.done < self.total:
-            return
-        self._last = now
-        width = 30
-        filled = width * self.done // max(self.total, 1)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
-
-
 def _worker_init() -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
@@ -293,11 +274,18 @@ def _lint_isolated(jobs: Iterable[Job], workers: int, timeout: Optional[float], 
 
 
 def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
-    """``jobs``, with the engine imported before the first: forked workers (and their replacements)
-    inherit it. A run in which no file needs a worker never imports it."""
-    for job in jobs:
+    """``jobs``, with the engine imported before the second: workers forked from then on (and
+    replacements) inherit it. The first worker imports it only if its file needs LibCST (the
+    structural prefilter may answer without), so a run of one file never pays for it in vain."""
+    for count, job in enumerate(jobs):
         if sys.platform.startswith("linux"):
-            _rule_types(frozenset())
+            if count == 1:
+                from .isolation import sigint_deferred
+
+                with sigint_deferred():
+                    _rule_types(frozenset())
+            elif count == 0:
+                from . import precheck, structure  # noqa: F401  (LibCST-free, every worker needs them)
         yield job
 
 

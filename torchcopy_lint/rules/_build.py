@@ -48,3 +48,45 @@ def keyword_values(call: cst.Call, allowed: Sequence[str]) -> Optional[Dict[str,
 
 def strip_trailing_comma(arg: cst.Arg) -> cst.Arg:
     return arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+
+
+def swapped(node: cst.Call, inner: cst.Call) -> cst.Call:
+    """``x.a(A).b(B)`` -> ``x.b(B).a(A)`` (``inner`` is ``x.a(A)``, ``node`` the whole call), by swapping the
+    method names and argument lists in place: every dot, parenthesis and comment of the chain stays where
+    the user put it."""
+    first, second = inner.func, node.func
+    assert isinstance(first, cst.Attribute) and isinstance(second, cst.Attribute)
+    moved = inner.with_changes(func=first.with_changes(attr=second.attr), args=node.args,
+                               whitespace_before_args=node.whitespace_before_args)
+    return node.with_changes(func=second.with_changes(value=moved, attr=first.attr), args=inner.args,
+                             whitespace_before_args=inner.whitespace_before_args)
+
+
+def with_keywords(call: cst.Call, values: Dict[str, cst.BaseExpression]) -> cst.Call:
+    """``call`` with each keyword of ``values`` set: an existing one gets the new value in place, the others
+    are appended (after a trailing comma the layout of the last argument is repeated)."""
+    args = [arg.with_changes(value=values[arg.keyword.value]) if arg.keyword is not None
+            and arg.keyword.value in values else arg for arg in call.args]
+    present = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    missing = [keyword(name, value) for name, value in values.items() if name not in present]
+    if not missing:
+        return call.with_changes(args=args)
+    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: it stays last, the new arguments
+        trailing = args[-1].comma                         # are laid out like those before them
+        between = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else trailing
+        args[-1] = args[-1].with_changes(comma=between)
+        missing = [arg.with_changes(comma=between) for arg in missing[:-1]] + [missing[-1].with_changes(comma=trailing)]
+    elif args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        missing = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                   for arg in missing[:-1]] + missing[-1:]
+    return call.with_changes(args=args + missing)
+
+
+def call_before(node: cst.Call, name: str) -> Optional[cst.Call]:
+    """``x.a(...)`` when ``node`` is ``x.a(...).name()`` (``name`` called without arguments)."""
+    func = node.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != name or node.args \
+            or not isinstance(func.value, cst.Call):
+        return None
+    return func.value

@@ -7,7 +7,7 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..engine import Rule
 from ..semantic import Kind
-from ._build import method
+from ._build import call_before, method, swapped
 
 
 class CloneThenDetach(Rule):
@@ -35,11 +35,8 @@ class CloneThenDetach(Rule):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "detach" or node.args:
-            return
-        inner = func.value
-        if not isinstance(inner, cst.Call):
+        inner = call_before(node, "detach")
+        if inner is None:
             return
         if self.context.qualified_name(inner.func) == "torch.clone":
             self._report_function_form(node, inner)
@@ -47,18 +44,7 @@ class CloneThenDetach(Rule):
             receiver = inner.func.value
             if self.context.kind_of(receiver) is Kind.NOT_TENSOR:
                 return
-            self.report(node, replacement=self._swapped(node, inner))
-
-    @staticmethod
-    def _swapped(node: cst.Call, inner: cst.Call) -> cst.Call:
-        """``t.clone(...).detach()`` -> ``t.detach().clone(...)`` by swapping the method names and argument
-        lists in place: every dot, parenthesis and comment of the chain stays where the user put it."""
-        clone, detach = inner.func, node.func
-        assert isinstance(clone, cst.Attribute) and isinstance(detach, cst.Attribute)
-        detached = inner.with_changes(func=clone.with_changes(attr=detach.attr), args=node.args,
-                                      whitespace_before_args=node.whitespace_before_args)
-        return node.with_changes(func=detach.with_changes(value=detached, attr=clone.attr), args=inner.args,
-                                 whitespace_before_args=inner.whitespace_before_args)
+            self.report(node, replacement=swapped(node, inner))
 
     def _report_function_form(self, node: cst.Call, inner: cst.Call) -> None:
         if not inner.args or inner.args[0].keyword is not None or inner.args[0].star:

@@ -113,7 +113,7 @@ class DeepcopyLiveModule(Rule):
                 break
         if start is None:
             return False
-        return not any(_calls_any(s, _TRAINING_CALLS) for s in body[start:k])
+        return not any(_calls_any(s, _TRAINING_CALLS) or _rebinds_by_call(s, names) for s in body[start:k])
 
     def _training_loop_scope(self) -> Optional[cst.CSTNode]:
         """The enclosing function (or module) if the call sits in a loop of code that trains."""
@@ -146,6 +146,19 @@ def _calls_any(scope: cst.CSTNode, methods: frozenset, receiver: Optional[str] =
     for node in descendants(scope, stop=lambda n: top_level_only and isinstance(n, (cst.FunctionDef, cst.ClassDef))):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in methods:
             if receiver is None or dotted_name(node.func.value) == receiver:
+                return True
+    return False
+
+
+def _rebinds_by_call(stmt: cst.CSTNode, names) -> bool:
+    """Whether a compound statement rebinds one of ``names`` from a call it is given to (``clone =
+    adapt(clone, ...)`` in an inner loop): what it holds afterwards may have been trained there."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for node in descendants(stmt):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
+            given = {dotted_name(a.value) for a in node.value.args}
+            if any(binds(t.target, name) and name in given for t in node.targets for name in names):
                 return True
     return False
 

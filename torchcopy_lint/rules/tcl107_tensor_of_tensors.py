@@ -9,12 +9,14 @@ import libcst as cst
 from ..codes import KIND_EVIDENCE, TENSOR_ALIAS, TENSORS_CALL, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
-from ..semantic import Kind
+from ..semantic import Kind, Value
 from ..walk import descendants_with_paths
 from ._build import keyword_values, method, strip_trailing_comma
 
 _CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"})
 _SCOPE_BOUNDARIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_READING_BUILTINS = frozenset("print len sum min max sorted any all str repr bool isinstance".split())
+_TENSOR_LIST = Value(Kind.TENSOR_LIST)
 
 
 class TensorOfTensors(Rule):
@@ -25,9 +27,12 @@ class TensorOfTensors(Rule):
     where ``torch.stack`` gives ``(n, 1)``. ``torch.stack(L)`` builds the tensor on
     the device, keeps the graph and says what is meant.
 
-    Flagged: a list/tuple display whose every element is known to be a tensor, or a
-    local list bound once to ``[]`` and only ever filled with ``.append(<tensor>)``.
-    Anything else (``t.item()``, ``t.shape[0]``, numbers, unknown values) is left alone.
+    Flagged: a list/tuple display whose every element is known to be a tensor,
+    ``list(...)`` of tensors, or a local list that every binding reaching the call
+    makes a list of tensors (``[]`` only ever filled with ``.append(<tensor>)``),
+    otherwise only read (``len``, ``print``, torch's functions) or rebound by its own
+    conversion. Anything else (``t.item()``, ``t.shape[0]``, numbers, unknown values,
+    a list passed to an unknown function) is left alone.
     """
 
     code = "TCL107"
@@ -68,7 +73,9 @@ class TensorOfTensors(Rule):
             if self._all_tensors(value.elements):
                 self.report(node, replacement=self._replacement(node, data),
                             applicability=Applicability.UNSAFE)
-        elif isinstance(value, cst.Name) and self._list_of_tensors(value, node):
+        elif isinstance(value, cst.Name) and self._list_of_tensors(value, node) or isinstance(value, cst.Call) \
+                and _is_builtin_call(self.context, value, ("list", "tuple")) \
+                and self.context.value_of(value).kind is Kind.TENSOR_LIST:
             # No fix: a list filled elsewhere may be empty, and torch.stack([]) raises.
             self.report(node)
 
@@ -79,29 +86,43 @@ class TensorOfTensors(Rule):
         )
 
     def _list_of_tensors(self, name: cst.Name, call: cst.Call) -> bool:
-        """``name`` is a local list, bound once to a display of known tensors, and every other use of it in
-        its scope is ``name.append(<known tensor>)``, ``len(name)`` or this call."""
+        """``name`` is a local list: every binding that reaches this call is a list of known tensors (a
+        display, ``[]`` filled by appends of tensors, ``list(...)`` of tensors), and every other use of it
+        in its scope is another such binding, ``name.append(<known tensor>)``, an argument of a call that
+        does not change it (``len``, ``print``, torch's and numpy's functions), this call, or a read of
+        what this call made (``preds = torch.tensor(preds)`` and what follows)."""
         stack = self.context.stack
         index = next((i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], (cst.FunctionDef, cst.Module))),
                      None)
         if index is None:
             return False
-        scope = stack[index]
-        bindings = 0
-        for node, path in self._names_in(scope, stack[: index + 1]).get(name.value, ()):
+        reaching = self.context.reaching(name)
+        if not reaching or not all(self._binds_tensor_list(b) for b in reaching):
+            return False
+        semantic = self.context.semantic
+        for node, path in self._names_in(stack[index], stack[: index + 1]).get(name.value, ()):
             if node is name:
                 continue
             if any(isinstance(p, _SCOPE_BOUNDARIES) for p in path[index + 1:]):
                 return False  # used by a nested function or class: not followed
             use = _use_of(node, path)
             statement = path[-1] if isinstance(path[-1], cst.AnnAssign) else path[-2]
-            if use == "binding" and self._binds_tensor_display(statement):
-                bindings += 1
-            elif use == "append" and self.context.semantic.kind_of(path[-2].args[0].value, path[:-1]) is Kind.TENSOR:
+            if use == "binding" and (getattr(statement, "value", None) is call or self._binds_tensor_display(statement)
+                                     or any(b.node is node for b in reaching)):
                 continue
-            elif use != "len":
-                return False
-        return bindings == 1
+            if use == "append" and semantic.kind_of(path[-2].args[0].value, path[:-1]) is Kind.TENSOR:
+                continue
+            if use == "len" or use == "argument" and _is_pure_call(self.context, path[-2]):
+                continue
+            found = semantic.reaching(node, path) if use != "binding" else []
+            if not found or not all(b.how == "assign" and b.value is call for b in found):
+                return False  # not a read of what this call made
+        return True
+
+    def _binds_tensor_list(self, binding) -> bool:
+        """``name = <a list of known tensors>`` (a display, ``[]`` filled with tensors, ``list(...)``)."""
+        return binding.how == "assign" and not binding.path and isinstance(binding.value, (cst.List, cst.Call)) \
+            and self.context.semantic.evaluator.binding(binding) == _TENSOR_LIST
 
     def _names_in(self, scope: cst.CSTNode, scope_path: Sequence[cst.CSTNode]
                   ) -> Dict[str, List[Tuple[cst.Name, List[cst.CSTNode]]]]:
@@ -154,4 +175,20 @@ def _use_of(name: cst.Name, path: List[cst.CSTNode]) -> str:
     if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and isinstance(grand.func, cst.Name) \
             and grand.func.value == "len" and len(grand.args) == 1:
         return "len"
+    if isinstance(parent, cst.Arg) and parent.value is name and isinstance(grand, cst.Call) and not parent.star:
+        return "argument"
     return "other"
+
+
+def _is_builtin_call(context, call: cst.Call, names) -> bool:
+    func = call.func
+    return isinstance(func, cst.Name) and func.value in names and not context.imports.is_imported(func.value)
+
+
+def _is_pure_call(context, call: cst.Call) -> bool:
+    """A call that does not change the lists it is given: builtins that only read, torch's and numpy's
+    functions (``torch.stack``, ``torch.save``, ``np.mean``)."""
+    if _is_builtin_call(context, call, _READING_BUILTINS):
+        return True
+    q = context.qualified_name(call.func)
+    return q is not None and q.split(".")[0] in ("torch", "numpy", "math", "statistics")

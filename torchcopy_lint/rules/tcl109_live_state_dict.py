@@ -105,7 +105,10 @@ class LiveStateDict(Rule):
     def _may_hold_live_tensors(self, receiver: cst.BaseExpression) -> bool:
         """A module or optimizer, or a receiver of unknown type not named like a scheduler or scaler; an
         optimizer only when the binding follows a step (it sits in a loop that trains)."""
-        kind = self.context.value_of(receiver).kind
+        value = self.context.value_of(receiver)
+        kind = value.kind
+        if kind is Kind.MODULE and self.context.semantic.module_calls.defines(value, "state_dict"):
+            return False  # the class's own state_dict() (a deep copy, a filtered dict): not nn.Module's
         name = (dotted_name(receiver) or "").rsplit(".", 1)[-1]
         if kind is Kind.UNKNOWN and _PLAIN_STATE.search(name):
             return False

@@ -1,6 +1,6 @@
 """The semantic model: scopes, bindings, one forward flow pass per scope, and value kinds.
 
-Rules never walk the tree to find out what a name holds; they ask ``FileContext`` (engine.py), which
+Rules never walk the tree to find out what a name holds; they ask ``FileContext`` (rule.py), which
 asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 
 - ``context.kind_of(expr) -> Kind``: TENSOR (tensors and parameters), MODULE, NOT_TENSOR (anything
@@ -8,7 +8,8 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.value_of(expr) -> Value``: the fine answer: ``.kind`` is one of ``Kind`` (TENSOR,
   PARAMETER, MODULE, OPTIMIZER, TENSOR_LIST, RECORD, MAPPING, NUMBER, NOT_TENSOR, UNKNOWN; see
   ``Kind.is_tensor`` / ``Kind.is_known_other``), ``.cls`` the class of a module/record/optimizer when
-  known, ``.item`` the value of a mapping's items, ``.fields`` a record's field names when declared.
+  known, ``.item`` the value of a mapping's items, ``.fields`` a record's field names when declared,
+  ``.items`` a tuple's values by position when its length is known (``torch.topk``'s named tuple).
 - ``context.reaching(node) -> [Binding]``: the bindings that can reach the read ``node`` (a Name or
   an attribute chain such as ``self.best``); ``Binding.how`` says what made it (assign, aug, iter,
   param, import, def, class, buffer, with, ann, unknown), ``Binding.node`` / ``.value`` where.
@@ -24,12 +25,20 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.semantic.ensure(stack)``, ``.module_scope()``, ``.function_scope(fn) -> Scope``: run the
   forward pass of the scopes around a node / of one scope (each runs once); ``Scope.bindings`` (key ->
   bindings), ``Scope.reads``, ``Scope.item_stores`` (``d[k] = v``, ``xs.append(v)``), ``Scope.returns``.
+- ``context.graph_context(written=None) -> GraphContext`` (``semantic/autograd.py``): whether a graph
+  can be live at the visited node (``.live``; ``.kind``: no_grad, grad, nn.init, init, apply, load,
+  optimizer, or forward, hook, unknown; ``.where``: a phrase for messages). Graph-free needs evidence.
+
+- ``context.semantic.storage``: storage identity (storage.py): ``alias_of``/``root`` (views, ``.detach()``,
+  ``.data``, the numpy bridge), ``writes_at`` (in-place writes of a statement), ``Side``s and ``hazard``
+  (a path where one side is written in place and the other read afterwards).
 
 Cross-module facts come from ``project.ProjectIndex`` (``context.project``, may be None).
 """
 
+from .autograd import GraphContext
 from .kinds import Kind, Value, join
 from .model import SemanticModel
 from .scopes import Binding, Loop, Read
 
-__all__ = ["Binding", "Kind", "Loop", "Read", "SemanticModel", "Value", "join"]
+__all__ = ["Binding", "GraphContext", "Kind", "Loop", "Read", "SemanticModel", "Value", "join"]

@@ -13,6 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
+from . import library
 from . import vocabulary as v
 from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 
@@ -45,7 +46,7 @@ class Calls:
         if q in ("copy.copy", "copy.deepcopy") and call.args and not call.args[0].star:
             return self.evaluator.value(call.args[0].value, depth + 1)
         if root == "torch":
-            if q in ("torch.autograd.grad", "torch.split", "torch.chunk", "torch.unbind"):
+            if q == "torch.autograd.grad":
                 return Value(Kind.TENSOR_LIST)  # a tuple of tensors
             if q in v.MODULE_WRAPPERS and call.args and not call.args[0].star:
                 return self.evaluator.value(call.args[0].value, depth + 1)  # the module it was given
@@ -60,8 +61,9 @@ class Calls:
                 return TENSOR
             if len(parts) == 2 and last in v.TORCH_NOT_TENSOR:
                 return NOT_TENSOR
-            if q.startswith("torch.nn.functional."):
-                return TENSOR if last not in ("max_pool1d_with_indices", "max_pool2d_with_indices") else None
+            found = library.torch_call(q, call, self.arg_value(depth))
+            if found is not None:
+                return found
             if q.startswith("torch.nn.") and last[:1].isupper() and last not in ("Parameter", "Buffer"):
                 return Value(Kind.MODULE, q)
             if q.startswith("torch.optim.") and last[:1].isupper():
@@ -70,6 +72,10 @@ class Calls:
         if self.model.outside_project(q):
             return None
         return self.project(q, call, depth)
+
+    def arg_value(self, depth: int):
+        """The value of an argument, for choosing among a library function's overloads."""
+        return lambda e: known(self.evaluator.value(e, depth + 1))
 
     def project(self, q: str, call: cst.Call, depth: int) -> Optional[Value]:
         """A class or function of another module of the project."""
@@ -97,6 +103,14 @@ class Calls:
             return found if found is not None and found.kind is Kind.MODULE and attr == "module" else UNKNOWN
         return _project_value(returned)
 
+    def _own_function(self, name: str, call: cst.Call, depth: int) -> Value:
+        """A module-level function of this file, as the project index reads it (it knows functions that
+        return one of their arguments, ``def adapt(model, ...): ...; return model``)."""
+        module_name = getattr(self.model.project, "module_name", None)
+        if not module_name:
+            return UNKNOWN
+        return known(self.project(f"{module_name}.{name}", call, depth))
+
     def mapping(self, call: cst.Call, depth: int) -> Value:
         items = [self.evaluator.value(a.value, depth + 1) for a in call.args if a.keyword is not None]
         return Value(Kind.MAPPING, item=join(items) if items and len(items) == len(call.args) else None)
@@ -110,7 +124,10 @@ class Calls:
             if hows == {"class"}:
                 return join([self.model.classes.instance(b.node) for b in bindings])
             if hows == {"def"}:
-                return join([self.model.classes.returns(b.node) for b in bindings])
+                found = join([self.model.classes.returns(b.node) for b in bindings])
+                if known(found).kind is Kind.UNKNOWN and len(bindings) == 1 and bindings[0].scope.kind == "module":
+                    return self._own_function(name, call, depth)  # `return model`: what it was given
+                return found
             b = bindings[0]
             if len(bindings) == 1 and b.how == "assign" and not b.path and isinstance(b.value, cst.Call) \
                     and self.imports.qualified_name(b.value.func) in v.RECORD_CLASS_FACTORIES:
@@ -148,16 +165,16 @@ class Calls:
                 return Value(Kind.MAPPING, item=TENSOR if owner.kind is Kind.MODULE else None)
             return owner if owner.kind in (Kind.MAPPING, Kind.TENSOR_LIST) else UNKNOWN
         if method in v.MODULE_PRESERVING_METHODS or method in v.TENSOR_ONLY_METHODS \
-                or method in v.TENSOR_RETURNING_METHODS or method.endswith("_"):
+                or method in v.TENSOR_RETURNING_METHODS or method.endswith("_") or library.is_tensor_method(method):
             rk = known(self.evaluator.value(receiver, depth + 1))
             if rk.kind is Kind.MODULE and method in v.MODULE_PRESERVING_METHODS:
                 return rk
             if method in v.TENSOR_ONLY_METHODS or (method in v.CAST_METHODS and rk.kind.coarse is not Kind.NOT_TENSOR):
                 return TENSOR if rk.kind.coarse is not Kind.NOT_TENSOR else UNKNOWN
             if rk.kind.is_tensor:
-                return UNKNOWN if method in ("max", "min") and call.args else TENSOR
-            return UNKNOWN
-        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+                found = library.tensor_method(method, call, self.arg_value(depth))
+                return found if found is not None else TENSOR
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):  # the class's own method
             read = self.model.reads.get(id(receiver))
             owner = read.scope.flow.owner_class if read is not None else None
             if owner is not None:

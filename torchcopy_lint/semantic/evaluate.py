@@ -17,6 +17,8 @@ import libcst as cst
 
 from ..imports import dotted_name
 from . import vocabulary as v
+from .. import knowledge
+from .library import descend, module_like, position
 from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 
 _MAX_DEPTH = 48
@@ -170,6 +172,8 @@ class Evaluator:
                 and not any(isinstance(el, cst.StarredElement) for el in value.elements):
             return self.unpacked(value.elements[where].value, path[1:], depth)
         whole = self.value(value, depth + 1)
+        if whole is not None and whole.items is not None:
+            return descend(whole, path)  # `values, idx = torch.topk(x, k)`, `out, (h, c) = lstm(x)`
         if whole is not None and (whole.kind.is_tensor or whole.kind is Kind.TENSOR_LIST and len(path) == 1):
             return TENSOR  # rows of a tensor, items of a list of tensors
         return UNKNOWN
@@ -205,15 +209,10 @@ class Evaluator:
                     if owner is not None and owner.kind is Kind.RECORD:
                         return UNKNOWN  # a class known not to be an nn.Module (micrograd's): its own method
                     return PARAMETER if method == "parameters" else TENSOR
-                if method in ("split", "chunk", "unbind") and _tensor(self.value(func.value, depth + 1)):
-                    return TENSOR
                 if method == "values":
                     owner = self.value(func.value, depth + 1)
                     if owner is not None and owner.kind is Kind.MAPPING:
                         return known(owner.item)
-            q = self.imports.qualified_name(func)
-            if q in ("torch.split", "torch.chunk", "torch.unbind"):
-                return TENSOR
             if isinstance(func, cst.Name) and func.value == "range" and not self.imports.is_imported("range"):
                 return NUMBER
         if isinstance(iterable, cst.Attribute) and iterable.attr.value in v.PARAMETER_ITERATORS:
@@ -229,6 +228,8 @@ class Evaluator:
             return join(items) if items else UNKNOWN
         if isinstance(iterable, (*_STRINGS, cst.Dict)):
             return NOT_TENSOR
+        if isinstance(iterable, (cst.GeneratorExp, cst.ListComp)):
+            return self.value(iterable.elt, depth + 1)  # `list(t * 2 for t in ts)`
         batch = self.batches(iterable, depth)
         if batch is not None:
             return batch
@@ -314,6 +315,10 @@ class Evaluator:
             return None
         if base.kind.is_tensor:
             return TENSOR
+        if base.items is not None and len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            at = position(e.slice[0].slice.value)
+            if at is not None and -len(base.items) <= at < len(base.items):
+                return base.items[at]  # `x.max(1)[0]`
         sliced = any(isinstance(el.slice, cst.Slice) for el in e.slice)
         if base.kind is Kind.TENSOR_LIST:
             return base if sliced else TENSOR
@@ -327,7 +332,8 @@ class Evaluator:
             head, _, last = q.rpartition(".")
             if head == "torch" and (last in v.TORCH_CONSTANTS or last in v.TORCH_NOT_TENSOR):
                 return NOT_TENSOR
-            if head == "torch" and last[:1].islower() and last not in v.TORCH_TENSOR_FUNCTIONS:
+            if head == "torch" and last[:1].islower() and last not in v.TORCH_TENSOR_FUNCTIONS \
+                    and not knowledge.gives_tensor(last):
                 return NOT_TENSOR  # dtypes (torch.float32), submodules
             if q.split(".")[0] in ("math", "numpy", "sys", "os"):
                 return NOT_TENSOR
@@ -346,7 +352,10 @@ class Evaluator:
         base = self.value(e.value, depth + 1)
         if base is None:
             return None
-        if attr in v.TENSOR_ATTRIBUTES_OF_TENSOR and base.kind.is_tensor:
+        if base.fields is not None and base.items is not None and attr in base.fields:
+            return base.items[base.fields.index(attr)]  # `x.max(1).values`
+        if base.kind.is_tensor and (attr in v.TENSOR_ATTRIBUTES_OF_TENSOR
+                                    or knowledge.lookup("tensor_attributes", attr) == "T"):
             return TENSOR
         if base.kind is Kind.MODULE and attr in v.PARAMETER_ATTRIBUTES:
             return PARAMETER
@@ -366,10 +375,16 @@ class Evaluator:
             if found is not None:
                 return found
         if isinstance(func, cst.Name):
-            return self.model.calls.named(func, e, depth)
-        if isinstance(func, cst.Attribute):
-            return self.model.calls.method(func, e, depth)
-        return UNKNOWN
+            found = self.model.calls.named(func, e, depth)
+        elif isinstance(func, cst.Attribute):
+            found = self.model.calls.method(func, e, depth)
+        else:
+            found = UNKNOWN  # `Net()(x)`
+        if found is not None and found.kind is Kind.UNKNOWN and module_like(func):
+            module = self.value(func, depth + 1)
+            if module is not None and module.kind is Kind.MODULE:
+                return self.model.module_calls.call(module, e, depth)  # `lin(x)`: what its forward returns
+        return found
 
 
 def _tensor(value: Optional[Value]) -> bool:

@@ -3,14 +3,17 @@
 Only what cross-module questions need: which external classes make a subclass an
 ``nn.Module``/tensor/optimizer or a known non-tensor, what calling an external
 class or function gives (``nn.Linear(...)`` a module, ``copy.deepcopy(x)`` whatever
-``x`` is, ``torch.zeros(...)`` a tensor), and what an annotation names. Anything not
-listed is unknown: the index never guesses.
+``x`` is), and what an annotation names. What torch's functions return comes from torch's
+own annotations (``knowledge/torch_table.json`` through semantic/library.py); what is listed here
+is what annotations cannot say (which classes are modules, optimizers, records or mappings).
+Anything not listed is unknown: the index never guesses.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from .. import knowledge
 from .vocabulary import MODULE_FUNCTIONS  # noqa: F401  (shared with the per-file model)
 
 LIGHTNING_MODULES = frozenset([
@@ -52,10 +55,6 @@ BUILTIN_NAMES = frozenset(
     """object dict list tuple set frozenset str bytes int float complex bool type Exception BaseException
     ValueError RuntimeError TypeError KeyError len sorted range enumerate zip map filter repr isinstance
     hasattr getattr print iter next super abs round min max sum any all id hash ord chr format""".split()
-)
-TORCH_FACTORIES = frozenset(
-    """tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange linspace eye
-    zeros_like ones_like empty_like full_like rand_like randn_like cat stack""".split()
 )
 NUMBER_FUNCTIONS = frozenset("builtins.len builtins.int builtins.float builtins.hash builtins.id".split())
 NOT_TENSOR_FUNCTIONS = frozenset(
@@ -100,10 +99,10 @@ def instance_kind(qualified: str) -> Optional[str]:
 def call_kind(qualified: str) -> Optional[str]:
     """What calling the external ``qualified`` gives, when it does not depend on the arguments."""
     parts = qualified.split(".")
-    if parts[0] == "torch" and len(parts) == 2 and parts[1] in TORCH_FACTORIES:
-        return "tensor"
-    if qualified.startswith("torch.nn.functional.") and not qualified.endswith("_with_indices"):
-        return "tensor"
+    if parts[0] == "torch" and len(parts) == 2 and knowledge.plain_kind("functions", parts[1]):
+        return knowledge.plain_kind("functions", parts[1])
+    if parts[:3] == ["torch", "nn", "functional"] and len(parts) == 4:
+        return knowledge.plain_kind("functional", parts[3])
     if qualified in MODULE_FUNCTIONS:
         return "module"
     if qualified in NUMBER_FUNCTIONS:

@@ -5,7 +5,8 @@ For the project-index engineer: the string values of ``Kind`` are the kinds ``Pr
 "not-tensor", "unknown"). Changes to these strings are announced here.
 
 A ``Value`` is a kind plus what else is known: the class (qualified name) of a module, optimizer or
-record, a record's field names, and for containers the value of their items. ``join`` is the merge of values that reach one
+record, a record's field names, for containers the value of their items, and for tuples of known
+length (``torch.topk``'s named tuple, an LSTM's ``(out, (h, c))``) the value at each position. ``join`` is the merge of values that reach one
 read along different paths: it keeps what all of them agree on, and is UNKNOWN otherwise, except
 that tensors and parameters join to tensors and different non-tensors join to NOT_TENSOR.
 """
@@ -55,23 +56,26 @@ _PLAIN_OTHERS = frozenset({Kind.OPTIMIZER, Kind.TENSOR_LIST, Kind.RECORD, Kind.M
 class Value:
     """What is known about a value: its kind, its class and (for containers) the kind of its items."""
 
-    __slots__ = ("kind", "cls", "item", "fields")
+    __slots__ = ("kind", "cls", "item", "fields", "items")
 
     def __init__(self, kind: Kind, cls: Optional[str] = None, item: Optional["Value"] = None,
-                 fields: Optional[Tuple[str, ...]] = None) -> None:
+                 fields: Optional[Tuple[str, ...]] = None, items: Optional[Tuple["Value", ...]] = None) -> None:
         self.kind = kind
         self.cls = cls
         self.item = item
-        self.fields = fields  # a record's field names, when its class declares them
+        self.fields = fields  # a record's field names, when its class declares them (a named tuple's too)
+        self.items = items  # a tuple's values by position, when its length is known
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Value) and (self.kind, self.cls, self.item) == (other.kind, other.cls, other.item)
+        return isinstance(other, Value) and (self.kind, self.cls, self.item, self.items) == \
+            (other.kind, other.cls, other.item, other.items)
 
     def __hash__(self) -> int:
         return hash((self.kind, self.cls))
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("cls", "item") if getattr(self, k) is not None)
+        extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("cls", "item", "items")
+                        if getattr(self, k) is not None)
         return f"Value({self.kind.value}{extra})"
 
 
@@ -98,9 +102,18 @@ def join(values: Iterable[Optional[Value]]) -> Optional[Value]:
     return result
 
 
+def tuple_of(items: Tuple[Value, ...], cls: Optional[str] = None, fields: Optional[Tuple[str, ...]] = None) -> Value:
+    """A tuple of known length: a list of tensors when every item is one, else a known non-tensor."""
+    kind = Kind.TENSOR_LIST if items and all(i.kind.is_tensor for i in items) else Kind.NOT_TENSOR
+    return Value(kind, cls, None, fields, items)
+
+
 def _join2(a: Value, b: Value) -> Value:
     if a == b:
         return a
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        return tuple_of(tuple(known(join([x, y])) for x, y in zip(a.items, b.items)),
+                        a.cls if a.cls == b.cls else None, a.fields if a.fields == b.fields else None)
     if a.kind is b.kind:
         item = join([a.item, b.item]) if a.item is not None and b.item is not None else None
         return Value(a.kind, a.cls if a.cls == b.cls else None, item, a.fields if a.fields == b.fields else None)

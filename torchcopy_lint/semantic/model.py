@@ -16,12 +16,14 @@ import libcst as cst
 
 from ..imports import ImportMap, dotted_name
 from ..walk import block_paths, descendants
+from .autograd import AutogradContexts
 from .calls import Calls
 from .classes import Classes
 from .evaluate import Evaluator
 from .flow import FlowPass
 from .syntax import all_params, buffer_key, target_keys
 from .guards import Guards
+from .library import ModuleCalls
 from .kinds import UNKNOWN, Kind, Value, join, known
 from .scopes import Binding, Loop, Read, Scope, State
 from . import vocabulary as v
@@ -55,6 +57,17 @@ class SemanticModel:
         self.evaluator = Evaluator(self)
         self.classes = Classes(self)
         self.calls = Calls(self)
+        self.module_calls = ModuleCalls(self)
+        self.autograd = AutogradContexts(self)
+        self._storage = None
+
+    @property
+    def storage(self):
+        """Storage identity: aliases, in-place writes and reads after them (storage.py), made on first use."""
+        if self._storage is None:
+            from .storage import Storage
+            self._storage = Storage(self)
+        return self._storage
 
     def outside_project(self, qualified: str) -> bool:
         """Whether ``qualified`` names a well-known library the index need not be asked about

@@ -16,6 +16,11 @@ project with the files they depended on, so that every file's index view can rep
 exactly which files its answers used
 (``used`` module names, ``dependencies()`` path -> digest): a cached lint result is
 valid only while those files are unchanged (see cache.py).
+
+This module is the top of the project index's imports, which go one way: project.py ->
+project_kinds.py (what functions return, what attributes hold) -> project_names.py (what a name
+is, what kind of class) -> project_store.py (located modules, memoised answers) ->
+project_files.py (roots, files, summaries).
 """
 
 from __future__ import annotations
@@ -24,154 +29,16 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import environment
-from ..cache import DIRECTORY
-from . import project_files
+from . import project_files, project_kinds, project_names, site_packages
+from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
+                            marked_root, module_name_for)
+from .project_store import Frame, ProjectStore
 from .roots import configured_roots, library_folder, local_root
-from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, file_data,
-                            find_root, marked_root, module_name_for, stamp)
 
 __all__ = ["ProjectIndex", "ProjectStore", "ModuleFile", "ROOT_MARKERS", "configure_summary_cache", "find_root"]
 
 _OUTER_LEVELS = 2  # parents of an unmarked script directory searched last (see ``ProjectIndex.for_path``)
-_MAX_FRAMES = 150  # nested questions; deeper chains are answered None (and not memoised)
-_NOT_CUT = 1 << 30
-
-_stores: Dict[tuple, "ProjectStore"] = {}  # (root, script_dir, library, roots) -> store
-
-
-class _Frame:
-    """A question being answered: the groups of files it used so far (see ``ProjectStore``)."""
-
-    __slots__ = ("groups", "cut")
-
-    def __init__(self) -> None:
-        self.groups: Set[tuple] = set()
-        self.cut = _NOT_CUT
-
-
-class ProjectStore:
-    """Everything known about one project in this process: located modules and memoised answers.
-
-    Answers are memoised with the files they depended on; an answer computed while a
-    question further out was still open (a cycle between modules, or the depth limit) is
-    not memoised, so an answer never depends on which file asked first.
-
-    Dependencies are kept as a graph, not copied into every answer: a *group* is either
-    ``("locate", name)`` (the files probed to find a module) or the key of a memoised answer
-    (whose groups are its direct dependencies). A file's view flattens the groups it reached
-    once each (``ProjectIndex._collect``), so recording costs no more than the answers.
-    """
-
-    def __init__(self, root: str, script_dir: Optional[str], outer_dirs: Tuple[str, ...] = (),
-                 library: Tuple[str, ...] = (), roots: Tuple[str, ...] = ()) -> None:
-        self.root = root
-        self.library = library  # the environment's site-packages folders (semantic/site_packages.py)
-        self.search_dirs = [root]  # then src/, the file's own root, ``src`` roots (semantic/roots.py)
-        for d in (os.path.join(root, "src"), script_dir, *roots, *outer_dirs):
-            if d and d not in self.search_dirs and os.path.isdir(d):
-                self.search_dirs.append(d)
-        self._located: Dict[str, Tuple[Optional[ModuleFile], Dict[str, str]]] = {}
-        self._memo: Dict[tuple, Tuple[Any, frozenset]] = {}  # key -> (answer, groups it used)
-        self._active: Dict[tuple, int] = {}
-        self.frames: List[_Frame] = []
-
-    # --- files --------------------------------------------------------------------------------
-
-    def module(self, name: str) -> Optional[ModuleFile]:
-        """The project module ``name``, recording the files probed to find it; None if external."""
-        found = self._located.get(name)
-        if found is None:
-            found = self._locate(name)
-            self._located[name] = found
-        if self.frames:
-            self.frames[-1].groups.add(("locate", name))
-        return found[0]
-
-    def group(self, key: tuple) -> Tuple[Dict[str, str], Optional[str], frozenset]:
-        """(files probed, module found, groups used) of a dependency group."""
-        if key[0] == "locate":
-            module, probes = self._located[key[1]]
-            return probes, module.name if module is not None else None, frozenset()
-        return {}, None, self._memo[key][1]
-
-    def _locate(self, name: str) -> Tuple[Optional[ModuleFile], Dict[str, str]]:
-        probes: Dict[str, str] = {}
-        parts = name.split(".")
-        if not all(p.isidentifier() for p in parts):
-            return None, probes
-
-        def probe(path: str) -> str:
-            state = DIRECTORY if os.path.isdir(path) else (file_data(path).digest if os.path.isfile(path) else "")
-            probes[path] = state
-            return state
-
-        for directory in self.search_dirs:
-            top = os.path.join(directory, parts[0])
-            if not probe(top + ".py") and probe(top) != DIRECTORY:
-                continue
-            base = os.path.join(directory, *parts)
-            if probe(base) == DIRECTORY:
-                init = os.path.join(base, "__init__.py")
-                if probe(init):
-                    return ModuleFile(name, init, True), probes
-                if not probe(base + ".py"):
-                    return ModuleFile(name, base, True), probes
-            if probe(base + ".py"):
-                return ModuleFile(name, base + ".py", False), probes
-            return None, probes  # the top-level package is here, so no later directory counts
-        if self.library:  # not the project's: an installed package, read from its annotations
-            from .site_packages import locate
-
-            return locate(name, self.library, probes), probes
-        return None, probes
-
-    def unchanged(self) -> bool:
-        """Whether every file probed to locate a module is as it was (see ``ProjectIndex.refresh``)."""
-        for _, probes in self._located.values():
-            for path, state in probes.items():
-                if state == DIRECTORY:
-                    if not os.path.isdir(path):
-                        return False
-                elif not state:
-                    if os.path.exists(path):
-                        return False
-                elif stamp(path) != getattr(project_files.known_file(path), "stamp", None):
-                    return False
-        return True
-
-    # --- memoised questions ----------------------------------------------------------------------
-
-    def memoised(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        """``compute()``, memoised under ``key`` with the files it consulted; None on a cycle."""
-        top = self.frames[-1] if self.frames else None
-        hit = self._memo.get(key)
-        if hit is not None:
-            if top is not None:
-                top.groups.add(key)
-            return hit[0]
-        if key in self._active or len(self.frames) > _MAX_FRAMES:
-            if top is not None:
-                top.cut = min(top.cut, self._active.get(key, 0))
-            return None
-        index = len(self.frames)
-        frame = _Frame()
-        self.frames.append(frame)
-        self._active[key] = index
-        try:
-            answer = compute()
-        finally:
-            self.frames.pop()
-            del self._active[key]
-        memoise = frame.cut >= index
-        if memoise:
-            self._memo[key] = (answer, frozenset(frame.groups))
-        if top is not None:
-            if memoise:
-                top.groups.add(key)
-            else:
-                top.groups |= frame.groups
-            top.cut = min(top.cut, frame.cut)
-        return answer
+_stores: Dict[tuple, ProjectStore] = {}  # (root, script_dir, library, roots) -> store
 
 
 def _parents(directory: str, levels: int) -> Tuple[str, ...]:
@@ -228,8 +95,6 @@ class ProjectIndex:
     @staticmethod
     def clear() -> None:
         """Forget every file read and answer memoised (for a long-lived process whose files change)."""
-        from . import site_packages
-
         _stores.clear()
         project_files.forget()
         site_packages.forget()
@@ -257,7 +122,7 @@ class ProjectIndex:
         store = self.store
         if store is None:
             return None
-        frame = _Frame()
+        frame = Frame()
         store.frames.append(frame)
         try:
             return question(store, *args)
@@ -281,43 +146,47 @@ class ProjectIndex:
                 self.used.add(module)
             pending.extend(g for g in inner if g not in self._seen)
 
-    # --- the questions (semantic/project_names.py and project_kinds.py answer them) ------------------
+    # --- the questions (semantic/project_names.py and project_kinds.py answer them) -----------------
 
     def module_class_kind(self, qualified: str) -> Optional[str]:
         """"module" for an nn.Module subclass (through any depth of project classes), "not-tensor" for
         a known project class that is neither tensor nor module (namedtuple, dataclass, plain class);
         also "tensor" (a Tensor subclass) and "optimizer"; None when unknown."""
-        from . import project_names
         return self._ask(project_names.class_kind, qualified)
 
     def function_return(self, qualified: str) -> Optional[str]:
         """What ``pkg.mod.func(...)`` (or ``pkg.mod.Class.method``) returns: a kind, or "arg:0" /
         "arg:0.module" when it returns its argument (a wrapper's ``.module`` unwrapped counts as the
         argument itself, so ``model.module if is_parallel(model) else model`` is "arg:0"); None."""
-        from . import project_kinds
         return self._ask(project_kinds.function_return, qualified)
 
     def function_returns(self, qualified: str) -> Optional[Set[str]]:
         """Every alternative ``function_return`` joined (kinds, "arg:i[.path]", "unknown")."""
-        from . import project_kinds
         return self._ask(project_kinds.function_alternatives, qualified)
+
+    def call_kind(self, class_qualified: str) -> Optional[str]:
+        """What calling an instance of the module class returns: its ``forward``'s kind (a project
+        forward, or an ``nn`` layer's as torch's annotations say); None when unknown."""
+        return self._ask(project_kinds.instance_call, self.resolve(class_qualified) or class_qualified)
+
+    def method_of(self, class_qualified: str, name: str) -> Optional[str]:
+        """The qualified method ``name`` of the class, defined in it or in its project bases; None."""
+        found = self._ask(project_names.find_method, self.resolve(class_qualified) or class_qualified, name)
+        return found[0] if found else None
 
     def attribute_kind(self, class_qualified: str, attr: str) -> Optional[str]:
         """The kind of ``self.<attr>`` of the class, from every assignment in its methods (and its
         project bases), a class-level annotation, or a module-only method called on it; None."""
-        from . import project_kinds
         return self._ask(project_kinds.attribute_kind, class_qualified, attr)
 
     def class_fields(self, qualified: str) -> Optional[List[str]]:
         """The fields of a record class (namedtuple, NamedTuple, dataclass); None otherwise."""
-        from . import project_names
         return self._ask(project_names.class_fields, qualified)
 
     def resolve(self, qualified: str) -> Optional[str]:
         """The defining name of ``qualified`` through re-exports (``pkg.Model`` ->
         ``pkg.models.yolo.Model``); an external name when the chain leaves the project
         (``pkg.M`` re-exporting ``torch.nn.Module``); None when ``qualified`` is not a project name."""
-        from . import project_names
         return self._ask(project_names.resolve_public, qualified)
 
     def absolute_import(self, target: str) -> Optional[str]:

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Set
 
+from .. import knowledge
 from . import external
-from .project import ProjectStore
+from .project_calls import module_call
+from .project_store import ProjectStore
 from .project_names import UNKNOWN, Ctx, Value, class_summary, find_method, instance, lookup, symbol_in
 
 NOT_TENSOR_KINDS = frozenset(["not-tensor", "record", "mapping", "number"])
 MODULE_PRESERVING = frozenset("eval train to cuda cpu float double half bfloat16 requires_grad_ share_memory".split())
-TENSOR_METHODS = frozenset(
-    "clone detach to cuda cpu float double half bfloat16 long int bool contiguous view reshape".split()
-)
 MODULE_NOT_TENSOR_METHODS = frozenset(
     "parameters named_parameters modules named_modules children named_children buffers named_buffers".split()
 )
@@ -68,7 +67,7 @@ def attr_of(ctx: Ctx, value: Value, attr: str) -> Value:
             return found
     if kind == "module" and attr == "module":
         return ("module", None)  # DataParallel / DistributedDataParallel unwrap
-    if kind == "module" and cls is None and attr in ("weight", "bias"):
+    if kind == "module" and (cls is None or cls.startswith("torch.nn.")) and attr in ("weight", "bias"):
         return ("parameter", None)
     if kind in ("tensor", "parameter") and attr in ("data", "grad", "T"):
         return ("tensor", None)
@@ -96,7 +95,7 @@ def _function_alternatives(store: ProjectStore, qualified: str) -> List[tuple]:
         return [("v", "not-tensor", None)]
     if fn["async"]:
         return [("v",) + UNKNOWN]
-    ctx = Ctx(store, module, cls=cls, params=fn["params"])
+    ctx = Ctx(store, module, cls=cls, params=fn["params"], receiver=instance(store, cls) if cls else None)
     out: List[tuple] = []
     for fact in fn["ret"] or [["k", "none"]]:
         out.extend(_alternatives(ctx, fact, ""))
@@ -321,7 +320,9 @@ def _call(ctx: Ctx, fact: List[Any]) -> Value:
         if sym[1] in external.COPY_FUNCTIONS:
             return evaluate(ctx, args[0]) if args else UNKNOWN
         kind = external.call_kind(sym[1])
-        return (kind, None) if kind else UNKNOWN
+        return (kind, sym[1] if kind == "module" else None) if kind else UNKNOWN
+    if sym[0] == "value":  # `net(x)` for a module-level `net = Net()`
+        return module_call(ctx, evaluate(ctx, callee), args, kwargs, call_function)
     return UNKNOWN
 
 
@@ -333,14 +334,18 @@ def _method_call(ctx: Ctx, receiver: Value, method: str, args: Sequence[Any]) ->
             if "staticmethod" in found[1]["deco"] or "classmethod" in found[1]["deco"]:
                 return call_function(ctx.store, found[0], ctx, args, {})
             return call_function(ctx.store, found[0], ctx, args, {}, receiver=receiver)
+    if kind == "module" and cls is not None and method not in MODULE_PRESERVING:
+        held = attribute_value(ctx.store, cls, method)  # `self.fc(x)`: calling a module attribute
+        if held[0] == "module":
+            return module_call(ctx, held, args, {}, call_function)
     if kind == "module":
         if method in MODULE_PRESERVING:
             return receiver
         if method in MODULE_NOT_TENSOR_METHODS:
             return ("not-tensor", None)
         return ("mapping", None) if method == "state_dict" else UNKNOWN
-    if kind in ("tensor", "parameter") and method in TENSOR_METHODS:
-        return ("tensor", None)
+    if kind in ("tensor", "parameter") and knowledge.plain_kind("tensor_methods", method) in ("tensor", "number"):
+        return (knowledge.plain_kind("tensor_methods", method), None)  # what torch's annotations say
     if kind == "unknown" and method in ("eval", "train"):
         return ("module", None)  # module-only methods that return the module
     return UNKNOWN
@@ -371,3 +376,11 @@ def annotation_value(ctx: Ctx, ann: Any) -> Value:
             return ("tensor-list", None)
         return ("not-tensor", None)
     return UNKNOWN
+
+
+def instance_call(store, cls: str) -> Optional[str]:
+    """The kind calling an instance of the project class ``cls`` returns (``ProjectIndex.call_kind``)."""
+    sym = lookup(store, cls)
+    if sym is None or sym[0] != "class":
+        return None
+    return public_kind(module_call(Ctx(store, sym[2]), instance(store, sym[1]), (), {}, call_function))

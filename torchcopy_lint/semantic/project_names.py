@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import external
-from .project import ModuleFile, ProjectStore
+from .project_files import ModuleFile
+from .project_store import ProjectStore
 
 Value = Tuple[str, Optional[str]]  # (kind, qualified class of the instance, when known)
 UNKNOWN: Value = ("unknown", None)

@@ -1,31 +1,25 @@
-"""The torch vocabulary of the semantic model: which calls, methods and attributes give tensors.
+"""The torch vocabulary of the semantic model: what torch's annotations cannot say.
 
-Facts about torch's API as the model uses them (names only, no torch import). Extending what the
-model knows about a library starts here.
+What ``torch.X(...)``, ``torch.nn.functional.X(...)``, a tensor's methods and an ``nn`` layer's call
+return is read from torch's own annotations (``knowledge/torch_table.json``, semantic/library.py).
+What is here is what annotations cannot say: functions torch leaves unannotated, names that say what
+their receiver is whatever it is (``x.item()`` is a number, ``x.detach()`` means ``x`` is a tensor,
+``model.parameters()`` means a module), attributes, configs, records, wrappers, holders and loaders.
+Names only, no torch import.
 """
 
 from __future__ import annotations
 
-TORCH_TENSOR_FUNCTIONS = frozenset(
-    """tensor as_tensor asarray from_numpy frombuffer zeros ones empty full zeros_like ones_like empty_like
-    full_like rand randn randint randperm rand_like randn_like randint_like arange linspace logspace eye cat
-    concat concatenate stack hstack vstack dstack column_stack where matmul mm bmm mv einsum clone detach abs exp
-    log log2 log10 sqrt rsqrt sigmoid tanh relu softmax log_softmax sum mean std var prod cumsum cumprod argmax
-    argmin clamp clip flatten reshape transpose permute squeeze unsqueeze masked_fill gather index_select tril
-    triu outer dot sign round floor ceil norm cdist bernoulli multinomial normal polar complex diag diagonal roll
-    flip repeat_interleave tile lerp addmm baddbmm square pow mul add sub div neg reciprocal erf tensordot kron
-    cross bucketize searchsorted nonzero masked_select take narrow select movedim t logical_and logical_or
-    logical_not eq ne lt le gt ge isnan isinf isfinite nan_to_num maximum minimum fmod remainder atan2 sin cos
-    diff cummax cummin heaviside sparse_coo_tensor scalar_tensor empty_strided complex64 view_as_real
-    view_as_complex""".split()
-)
-"""``torch.X(...)`` that returns a single tensor."""
+TORCH_TENSOR_FUNCTIONS = frozenset("cdist norm tensordot".split())
+"""``torch.X(...)`` that returns a single tensor, where torch's annotations do not say so (``torch/functional.py``
+defines these without a return annotation). Everything annotated is in ``knowledge/torch_table.json``."""
 
 TORCH_NOT_TENSOR = frozenset(
-    """Size device dtype is_tensor is_storage numel get_default_dtype finfo iinfo manual_seed no_grad
-    enable_grad inference_mode is_grad_enabled set_grad_enabled is_floating_point is_complex
-    get_default_device""".split()
+    """Size device dtype is_tensor is_storage finfo iinfo manual_seed no_grad enable_grad inference_mode
+    set_grad_enabled get_default_device""".split()
 )
+"""``torch.X`` that is not a tensor and that the table does not list (classes, context managers, functions of
+``torch/__init__.py``)."""
 TORCH_CONSTANTS = frozenset("inf nan pi e newaxis".split())
 
 TENSOR_CLASSES = frozenset(
@@ -67,13 +61,9 @@ MODULE_PRESERVING_METHODS = frozenset(
 
 CAST_METHODS = frozenset("cuda float double half bfloat16 long int bool byte char short".split())
 
-TENSOR_RETURNING_METHODS = frozenset(
-    """to cpu view reshape transpose t sum mean std var prod abs exp log sqrt pow add sub mul div neg clamp
-    clip flatten squeeze expand repeat flip roll round floor ceil sign sigmoid tanh relu norm cumsum argmax
-    argmin masked_select gather narrow select index_add scatter matmul mm bmm where float double half long int
-    bool type_as lerp square sin cos max min""".split()
-)
-"""Methods that return a tensor when called on a tensor (``max``/``min`` only without arguments)."""
+TENSOR_RETURNING_METHODS = frozenset(["norm"])
+"""Tensor methods that return a tensor where the table (``TensorBase``'s annotations) does not list them:
+``Tensor.norm`` is defined in ``torch/_tensor.py`` without annotations."""
 
 NOT_TENSOR_METHODS = frozenset(
     """tolist item numpy size dim ndimension numel nelement element_size stride data_ptr storage_offset
@@ -82,7 +72,10 @@ NOT_TENSOR_METHODS = frozenset(
 NOT_TENSOR_ATTRIBUTES = frozenset(
     "shape ndim dtype device is_cuda requires_grad is_leaf layout names is_sparse itemsize nbytes".split()
 )
-TENSOR_ATTRIBUTES_OF_TENSOR = frozenset("data grad T mT H mH real imag".split())
+TENSOR_ATTRIBUTES_OF_TENSOR = frozenset(["grad"])
+"""Attributes of a tensor that are tensors where ``TensorBase``'s annotations do not say so: ``grad`` is
+``Tensor | None`` there; the rules ask about it where it is set (``p.grad.data``). The others
+(``data``, ``T``, ``real``...) come from the table."""
 PARAMETER_ATTRIBUTES = frozenset("weight bias".split())
 CONFIG_COMPONENTS = frozenset("config cfg conf args opt opts hparams hparam settings options".split())
 PARAMETER_ITERATORS = frozenset("parameters buffers".split())

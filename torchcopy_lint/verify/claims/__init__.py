@@ -4,7 +4,7 @@ Each ``check(device)`` builds its tensors on ``device`` and raises ``AssertionEr
 precise message when torch does not behave as stated. torch is imported inside the checks so
 that importing this package (to list claims, or from the CLI) never pays for it.
 
-One module per rule (``tcl101`` ...), plus ``myths`` for widely repeated statements not tied
+One module per rule (``tcl101`` ..., found by code), plus ``myths`` for widely repeated statements not tied
 to a rule; :data:`CLAIMS` is the registry in table order.
 
 Tags say what a claim backs: ``hazard`` (why the rule exists), ``fix`` (why the autofix is
@@ -14,11 +14,14 @@ flagged), ``myth`` (a widely repeated statement that is false; see docs/myths.md
 
 from __future__ import annotations
 
+import importlib
 from typing import List
 
+from ...codes import RULE_CODES
 from ..core import Claim
-from . import myths, tcl101, tcl102, tcl103, tcl104, tcl105, tcl106, tcl107, tcl108, tcl109, tcl110
+from . import myths
 
-RULE_MODULES = (tcl101, tcl102, tcl103, tcl104, tcl105, tcl106, tcl107, tcl108, tcl109, tcl110)
+#: One claims module per rule, named after its code (``tcl101`` ...), in code order.
+RULE_MODULES = tuple(importlib.import_module(f"{__name__}.{code.lower()}") for code in RULE_CODES)
 
 CLAIMS: List[Claim] = [claim for module in (*RULE_MODULES, myths) for claim in module.CLAIMS]

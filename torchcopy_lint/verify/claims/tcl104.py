@@ -133,34 +133,6 @@ def _tcl104_no_graph_identical(device: str) -> None:
         assert_same_tensor(via_data, p, f".data vs {name}")
 
 
-@claim("TCL104-init-without-data", "TCL104",
-       "nn.init.*_(w) works on a leaf requiring grad and matches nn.init.*_(w.data) bit for bit, "
-       "so the fix may drop .data",
-       tags={"fix"})
-def _tcl104_init_without_data(device: str) -> None:
-    import torch
-    from torch.nn import init
-
-    initializers = {
-        "normal_": init.normal_,
-        "uniform_": init.uniform_,
-        "zeros_": init.zeros_,
-        "constant_": lambda w: init.constant_(w, 0.5),
-        "kaiming_uniform_": init.kaiming_uniform_,
-        "xavier_normal_": init.xavier_normal_,
-    }
-    for name, initialize in initializers.items():
-        results = []
-        for target in (lambda w: w.data, lambda w: w):
-            weight = torch.empty(4, 3, device=device, requires_grad=True)
-            torch.manual_seed(0)
-            initialize(target(weight))
-            results.append(weight)
-        via_data, direct = results
-        assert direct.is_leaf and direct.requires_grad, f"init.{name}(w) changed w's autograd state"
-        assert_same_tensor(via_data, direct, f"init.{name}(w.data) vs init.{name}(w)")
-
-
 @claim("TCL104-data-assign-rebinds", "TCL104",
        "p.data = other makes p share other's storage and silently adopt its dtype and shape (no safe rewrite)",
        tags={"hazard"})
@@ -201,3 +173,47 @@ def _tcl104_detached_metadata_ops(device: str) -> None:
 def _tcl104_data_read_alias(device: str) -> None:
     grad = _backward_after_write(device, lambda p: p.data.cpu().add_(1))
     assert grad == [4.0, 6.0, 8.0], f"grad is {grad}"
+
+
+def _module_with(device: str, write_in_forward: Callable[[object], None], hook: bool):
+    """A module computing sum(w * w) at w = [1, 2, 3]; ``write_in_forward`` runs in its forward after w is
+    used, or in a forward hook; returns w's gradient after backward (raises where autograd sees the write)."""
+    import torch
+
+    class Square(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0], device=device))
+
+        def forward(self):
+            out = (self.w * self.w).sum()  # saves w for backward
+            if not hook:
+                write_in_forward(self.w)
+            return out
+
+    module = Square()
+    if hook:
+        module.register_forward_hook(lambda m, inputs, output: write_in_forward(m.w))
+    module().backward()
+    return module.w.grad.tolist()
+
+
+def _live_context_check(hook: bool) -> Callable[[str], None]:
+    def check(device: str) -> None:
+        grad = _module_with(device, _data_add, hook)
+        assert grad == [4.0, 6.0, 8.0], f"grad through .data is {grad}, expected the silently wrong [4, 6, 8]"
+        try:
+            grad = _module_with(device, _detach_add, hook)
+        except RuntimeError as exc:
+            assert INPLACE_ERROR in str(exc), f"unexpected error {exc}"
+        else:
+            raise AssertionError(f"the write through .detach() did not raise; grad {grad}")
+
+    return check
+
+
+for _context, _hook in (("forward", False), ("hook", True)):
+    claim(f"TCL104-{_context}-write-corrupts-grad", "TCL104",
+          f"in a module's {_context}, after w is used, w.data.add_(1) leaves backward of sum(w*w) silently wrong "
+          "([4, 6, 8], not [2, 4, 6]) while w.detach().add_(1) makes it raise",
+          tags={"hazard"})(_live_context_check(_hook))

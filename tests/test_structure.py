@@ -1,0 +1,148 @@
+"""The structural prefilter (structure.py) never changes a diagnostic or a fix: linting with it and
+without it agrees, on the fixtures, on real files of the corpus and torch, and on big literals."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import zlib
+from pathlib import Path
+
+import pytest
+
+from torchcopy_lint import prune as prune_module
+from torchcopy_lint import structure
+from torchcopy_lint.engine import lint_source
+from torchcopy_lint.rules import ALL_RULES
+
+from _support import ROOT, fixture_inputs
+
+TORCH = importlib.util.find_spec("torch")
+CORPUS = Path(os.environ.get("TORCHCOPY_CORPUS") or Path.home() / ".cache" / "torchcopy-lint" / "corpus")
+
+
+def _agree(source: bytes, path: str) -> int:
+    """With and without the structural prefilter (pruned, as the CLI lints, and unpruned, as the
+    editor does): the same diagnostics, fixes included."""
+    reference = lint_source(source, path, ALL_RULES, prune=False, structural=False)
+    assert lint_source(source, path, ALL_RULES, prune=True) == reference, path
+    assert lint_source(source, path, ALL_RULES, prune=False) == reference, path
+    return len(reference)
+
+
+@pytest.fixture
+def aggressive(monkeypatch):
+    """Drop every inert statement that may be dropped, however small, and prune small files."""
+    monkeypatch.setattr(structure, "DROP_MIN", 0)
+    monkeypatch.setattr(prune_module, "MIN_FILE_SIZE", 0)
+
+
+def test_fixtures_agree(aggressive):
+    paths = fixture_inputs() + sorted((ROOT / "examples").glob("*.py"))
+    assert sum(_agree(p.read_bytes(), str(p)) for p in paths) > 40
+
+
+def _sample(paths, share: int):
+    """A fixed sample: the files whose path hashes to 0 modulo ``share``."""
+    return [p for p in paths if zlib.crc32(str(p.relative_to(CORPUS)).encode()) % share == 0]
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not present under {CORPUS}: run benchmarks/corpus.py")
+def test_corpus_sample_agrees(aggressive):
+    """Real code: a fixed sample of the corpus (benchmarks/structure_check.py compares all of it)."""
+    paths = _sample(sorted(CORPUS.rglob("*.py")), 60)
+    assert len(paths) > 100  # about 9,600 files / 60
+    found = sum(_agree(p.read_bytes(), str(p)) for p in paths)
+    assert found > 0
+
+
+@pytest.mark.skipif(TORCH is None, reason="torch is not installed: no real-world sources to compare on")
+def test_torch_optim_agrees(aggressive):
+    base = Path(TORCH.submodule_search_locations[0])
+    paths = sorted((base / "optim").rglob("*.py"))
+    assert len(paths) > 20
+    for path in paths:
+        _agree(path.read_bytes(), str(path))
+
+
+HEAD = b"import torch\nx = torch.randn(3)\ny = torch.tensor(x)\n"
+
+
+def _plan(source: bytes, codes=("TCL101", "TCL103", "TCL104", "TCL110")):
+    return structure.plan(ast.parse(source), source, codes)
+
+
+def test_a_big_literal_never_reaches_libcst_and_positions_hold():
+    table = b"T = [\n" + b"    i,\n" * 5000 + b"]\n"
+    source = HEAD + table + b"z = x.clone().detach()\n"
+    plan = _plan(source)
+    assert plan.dropped == {3} and plan.codes == {"TCL101", "TCL103"}
+    pruned = prune_module.prune_file(source, None, ast.parse(source), plan.dropped)
+    assert pruned is not None and b"i," not in pruned.text
+    assert pruned.original_line(4) == 5006 and pruned.pruned_line(5006) == 4 and pruned.original_line(3) == 3
+    found = lint_source(source, "t.py", ALL_RULES)
+    assert [(d.line, d.column, d.code) for d in found] == [(3, 5, "TCL101"), (5006, 5, "TCL103")]
+    assert _agree(source, "t.py") == 2
+
+
+def test_what_other_statements_read_is_kept():
+    table = b"[\n" + b"    1.5,\n" * 400 + b"]\n"
+    used = HEAD + b"T = " + table + b"w = torch.tensor(T)\n"  # the model reads what T holds
+    assert _plan(used).dropped == frozenset()
+    rebound = HEAD + b"y = " + table  # dropping it would leave y a tensor below
+    assert _plan(rebound + b"z = y.clone().detach()\n").dropped == frozenset()
+    called = HEAD + b"T = " + table.replace(b"1.5", b"f(1)")  # a call: side effects
+    assert _plan(called).dropped == frozenset()
+    assert _plan(HEAD + b"T = " + table).dropped == {3}
+
+
+def test_a_statement_a_rule_can_fire_in_is_kept():
+    table = b"T = p.data = [\n" + b"    1.5,\n" * 400 + b"]\n"  # TCL104 reports rebinding .data
+    assert _plan(HEAD + table, ("TCL101", "TCL104")).dropped == frozenset()
+    assert _plan(HEAD + table, ("TCL101",)).dropped == {3}
+
+
+def test_a_rule_without_needs_is_conservative(monkeypatch):
+    """A rule that declares no structural needs (a new one) stays active and keeps every statement."""
+    monkeypatch.delitem(structure.NEEDS, "TCL103")
+    source = HEAD + b"T = [\n" + b"    i,\n" * 500 + b"]\n"
+    plan = _plan(source)
+    assert "TCL103" in plan.codes and plan.dropped == frozenset()
+
+
+def test_files_no_rule_can_fire_in():
+    """Trigger words in comments and strings, or the wrong call shape: no rule can fire."""
+    words = b'"""Call .clone().detach() on a tensor, not torch.tensor(x)."""\nimport copy\n# p.data.add_(1)\n' \
+            b"def f(detach, clone):\n    return detach, clone\ncopy.deepcopy\n"
+    declared = [r for r in ALL_RULES if r.code in structure.NEEDS]  # a rule without NEEDS is always active
+    assert len(declared) >= 10
+    assert _plan(words, [r.code for r in declared]).codes == frozenset()
+    assert lint_source(words, "w.py", declared) == []
+
+
+def test_import_aliases_resolve():
+    assert _plan(b"from torch import tensor as T\ny = T(x)\n", ["TCL101"]).codes == {"TCL101"}
+    assert _plan(b"from copy import deepcopy as dc\nm2 = dc(m)\n", ["TCL105"]).codes == {"TCL105"}
+    assert _plan(b"y = T(x)\n", ["TCL101"]).codes == frozenset()
+
+
+def test_call_shapes():
+    codes = [r.code for r in ALL_RULES]
+    assert _plan(b"import torch\ny = torch.tensor([1, 2])\nz = torch.tensor(data=3)\n", codes).codes == frozenset()
+    assert _plan(b"import torch\ny = torch.tensor(data=t)\n", codes).codes == {"TCL101", "TCL107"}
+    assert _plan(b"import torch\ny = torch.as_tensor([a, b])\n", codes).codes == {"TCL107"}
+    assert _plan(b"import torch\ny = torch.tensor(*args)\n", codes).codes == {"TCL101", "TCL107"}
+    assert _plan(b"y = x.clone()\nz = y.detach()\n", codes).codes == frozenset()
+    assert _plan(b"from torch import clone as c\nz = c(y).detach()\n", codes).codes == {"TCL103"}
+    assert _plan(b"a = p.data\nb = p.data.sum()\nd = dict.copy()\n", codes).codes == frozenset()
+    for write in (b"p.data.add_(1)", b"p.data = t", b"p.data[0] += 1", b"init.zeros_(p.data)"):
+        assert _plan(write + b"\n", codes).codes == {"TCL104"}, write
+    assert _plan(b"import copy as c\nu = c.copy(t)\n", codes).codes == {"TCL108"}
+
+
+def test_accumulation_needs_backward():
+    source = b"for x in data:\n    loss = model(x)\n    total += loss\n"
+    assert _plan(source, ["TCL110"]).codes == frozenset()
+    assert _plan(source + b"    loss.backward()\n", ["TCL110"]).codes == {"TCL110"}

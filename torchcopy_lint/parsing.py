@@ -1,0 +1,153 @@
+"""Parsing a file for the rules: CPython's tree first, the pruned text, LibCST, then the rules.
+
+``parse_active`` turns a source and the rules that passed the prefilters into a ``ParsedFile``:
+CPython's tree (from the structural plan, or built here: it rejects nesting LibCST's parser
+would crash on) drives pruning (prune.py: blanked spans, and the top-level statements the
+structural prefilter dropped, cut out whole); LibCST parses what is left (or an editor's
+``Reparser`` re-uses unchanged statements); ``rule.run_rules`` walks it. ``ParsedFile`` resolves
+the positions of the few reported nodes on demand, mapped back to the original lines when lines
+were cut out. ``--fix`` uses ``parse``, which never prunes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange
+
+from .noqa import is_suppressed
+from .positions import (AstLines, StatementStarts, ast_statement_lines, positions_in_statements, positions_of,
+                        statement_starts)
+from .precheck import cpython_tree
+from .prune import Pruned, prune_file
+from .reparse import Reparser
+from .rule import Rule, Violation, run_rules
+from .semantic.project import ProjectIndex
+from .structure import Plan
+
+Source = Union[str, bytes]
+
+
+@dataclass
+class ParsedFile:
+    """A file's parse and its violations, with positions resolved on demand."""
+
+    module: cst.Module
+    violations: List[Violation]
+    lines: List[str]
+    starts: Optional[StatementStarts] = None  # where each top-level statement starts, when known
+    moved: Optional[Pruned] = None  # the module was parsed from this text, with lines cut out
+    _positions: Optional[Dict[int, CodeRange]] = None
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        if self._positions is None:
+            self._positions = self._resolve_positions()
+        return self._positions[id(node)]
+
+    def _resolve_positions(self) -> Dict[int, CodeRange]:
+        found = self._positions_in_module()
+        moved = self.moved
+        if moved is None:
+            return found
+        return {key: CodeRange(CodePosition(moved.original_line(r.start.line), r.start.column),
+                               CodePosition(moved.original_line(r.end.line), r.end.column))
+                for key, r in found.items()}
+
+    def _positions_in_module(self) -> Dict[int, CodeRange]:
+        targets = [v.node for v in self.violations] + [v.fix.target for v in self.violations if v.fix]
+        holders = [v.holder for v in self.violations] + [v.holder for v in self.violations if v.fix]
+        if self.starts is not None and all(h is not None for h in holders):
+            found = positions_in_statements(self.module, targets, holders, self.starts)  # type: ignore[arg-type]
+            if found is not None:
+                return found
+        return positions_of(self.module, targets)
+
+    def unsuppressed(self) -> List[Violation]:
+        out = []
+        for v in self.violations:
+            line = self.position(v.node).start.line
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            if not is_suppressed(text, v.code):
+                out.append(v)
+        return out
+
+
+def _decode_lines(source: Source, module: cst.Module) -> List[str]:
+    text = source.decode(module.encoding, errors="replace") if isinstance(source, bytes) else source
+    return text.splitlines()
+
+
+def parse(source: Source, rule_types: Sequence[Type[Rule]], prune: bool = False, path: str = "",
+          project: Optional[ProjectIndex] = None) -> Optional[ParsedFile]:
+    """Parse and run ``rule_types``; None when no rule can match (prefilter).
+
+    Raises ParserSyntaxError, or TooDeeplyNested (a SyntaxError) when CPython's parser
+    gives up on the nesting, which LibCST's is then never asked to parse.
+
+    With ``prune``, spans no rule can need are blanked before the parse (positions are
+    unchanged, see prune.py); fixing always parses the full source.
+    """
+    active = [r for r in rule_types if r.may_match(source)]
+    return parse_active(source, active, prune, path, project) if active else None
+
+
+def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path: str = "",
+                  project: Optional[ProjectIndex] = None, reparser: Optional[Reparser] = None,
+                  plan: Optional[Plan] = None) -> ParsedFile:
+    """``parse`` for the rules that passed the prefilter; ``reparser``: an editor document's (reparse.py);
+    ``plan``: the structural prefilter's (structure.py), with CPython's tree, which it lets go of."""
+    tree = plan.take_tree() if plan is not None else cpython_tree(source)  # raises TooDeeplyNested
+    drop = plan.dropped if plan is not None else frozenset()
+    pruned = None
+    if tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
+        blank = _segment_matcher(active, plan) if prune else None
+        if blank is not None or drop:
+            pruned = prune_file(source, blank, tree, drop)
+    if plan is not None:
+        plan.release()
+    full_lines = ast_statement_lines(tree)
+    if reparser is None or pruned is not None:
+        tree = None  # the AST can be large: not kept alive through the LibCST parse
+    module = None
+    if pruned is not None:
+        try:
+            module = cst.parse_module(pruned.text)
+        except cst.ParserSyntaxError:
+            module = None  # report against the real source below
+    if module is None:
+        pruned = None
+        module = reparser.parse(source, tree) if reparser is not None else cst.parse_module(source)
+    violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source)
+    if not violations:
+        return ParsedFile(module, violations, [])
+    # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold
+    lines = kept_statement_lines(full_lines, pruned) if pruned is not None and pruned.removed else full_lines
+    moved = pruned if pruned is not None and pruned.removed else None
+    return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
+
+
+def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan]):
+    """What pruning keeps: a segment some rule's segment text occurs in, and (with the structural plan)
+    that the rule can fire in or reads as evidence (``Plan.keeps``)."""
+    def matches(segment: bytes, node) -> bool:
+        return any(r.may_match_segment(segment) and (plan is None or plan.keeps(r.code, segment, node)) for r in active)
+    return matches
+
+
+def kept_statement_lines(lines: Optional[AstLines], pruned: Pruned) -> Optional[AstLines]:
+    """``lines`` (``ast_statement_lines`` of the original) of the statements ``pruned`` kept, in its lines."""
+    if lines is None:
+        return None
+    out: AstLines = []
+    for first, keyword, inner in lines:
+        if any(a <= keyword <= b for a, b in pruned.removed):
+            continue
+        out.append(_shifted((first, keyword, inner), keyword - pruned.pruned_line(keyword)))
+    return out
+
+
+def _shifted(entry: Tuple[int, int, Optional[list]], delta: int) -> Tuple[int, int, Optional[list]]:
+    first, keyword, inner = entry
+    return first - delta, keyword - delta, [_shifted(e, delta) for e in inner] if inner is not None else None

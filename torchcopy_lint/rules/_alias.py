@@ -1,0 +1,67 @@
+"""What the aliasing rules (TCL113-TCL115) share: the sides of an alias, and reports that name lines.
+
+A hazard is reported where the alias is made; its message names the line of the in-place write and
+of the later read. Those lines are found once per file, after the walk (one code generation of the
+file, only in files with such a finding), not per finding.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from ..codes import HISTORY_WORDS
+from ..diagnostics import Applicability
+from ..engine import NodeFix, Rule, Violation
+from ..imports import dotted_name
+from ..positions import holder_of, positions_of
+
+#: Names that say a value is kept to be compared with later ones (a snapshot), not to follow them: a word of
+#: codes.SNAPSHOT_WORDS starts the name or one of its `_` parts (the prefilter looks for the same words).
+SNAPSHOT_NAME = re.compile(r"(?:^|_)(?:best|old|prev|previous|init|initial|orig|original|before|snapshot|saved|"
+                           r"backup)(?:_|\d|$)|^(?:best|old|prev|init|orig)[A-Za-z]")
+#: Names of containers that record values over time (a history or a log): the name's last word.
+HISTORY_NAME = re.compile(r"(?:^|_)(?:%s)$" % "|".join(HISTORY_WORDS))
+#: Names compared and rebound in a "best so far" test.
+BEST_NAME = re.compile(r"best|lowest|highest")
+
+
+class AliasRule(Rule):
+    """A rule whose findings name two more lines (the write, the read) in their message."""
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._pending: List[Tuple] = []
+
+    def report_hazard(self, node: cst.CSTNode, hazard, detail: str,
+                      replacement: Optional[cst.CSTNode] = None, target: Optional[cst.CSTNode] = None) -> None:
+        """``detail`` is formatted with ``write`` and ``read`` (their line numbers)."""
+        write, read = hazard
+        fix = None
+        if replacement is not None:
+            fix = NodeFix(target if target is not None else node, replacement, Applicability.UNSAFE)
+        self._pending.append((node, write.node, read.node, detail, fix, holder_of(self.context.stack)))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        if not self._pending:
+            return
+        found = positions_of(self.context.module, [n for p in self._pending for n in p[1:3]])
+        for where, write, read, detail, fix, holder in self._pending:
+            lines = {"write": found[id(write)].start.line, "read": found[id(read)].start.line}
+            message = f"{self.message} ({detail.format(**lines)})"
+            self.context.violations.append(Violation(self.code, where, message, fix, holder))
+        self._pending = []
+
+
+def binding_at(read, key: str, target: cst.CSTNode):
+    """The binding of ``key`` that the assignment target ``target`` makes (in the read's scope)."""
+    for b in read.scope.bindings.get(key, ()):
+        if b.node is target:
+            return b
+    return None
+
+
+def name_of(expr: cst.BaseExpression) -> str:
+    return dotted_name(expr) or "?"

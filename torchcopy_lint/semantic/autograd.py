@@ -1,0 +1,271 @@
+"""Autograd context: whether a graph can be recording, or saved tensors backpropagated, at a statement.
+
+A write that bypasses autograd's version counter (``p.data.add_()``) only corrupts gradients where a
+graph that saved the tensor can still be backpropagated. Where no graph can be live it is a legacy idiom.
+Calling a context *graph-free* needs evidence; everything else (``forward``, hooks, training steps,
+unknown helpers, module-level code) is *possibly live*. The evidence, innermost first:
+
+- the written tensor is a ``.grad`` buffer (``p.grad.data.zero_()``);
+- the write is an argument of ``torch.nn.init.*`` (which runs under ``no_grad``);
+- a ``with torch.no_grad()`` / ``torch.inference_mode()`` / ``torch.set_grad_enabled(False)`` block, or a
+  function decorated with one (``torch.enable_grad()`` / ``set_grad_enabled(True)`` make it live again);
+- the enclosing function: ``__init__``, an initialiser (``reset_parameters``, ``_init_weights``,
+  ``init_*``...), a function passed to ``Module.apply`` (or timm's ``named_apply``), a weight loading or
+  conversion helper (``load_*``, ``convert_*``, ``fuse``, ``reparameterize``, ``switch_to_deploy``,
+  ``merge_*``...), the ``step()`` of an ``Optimizer`` subclass; a method whose every call in its class
+  (``self.m(...)``), and a nested function whose every call in its enclosing function, is graph-free.
+
+API (``SemanticModel.autograd``): ``context(stack, written=None) -> GraphContext`` for the node at the top
+of ``stack`` (a rule's ``context.stack``); ``written`` is the tensor expression written, if any.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from ..imports import dotted_name
+from ..walk import children, nodes_of_type
+
+
+@dataclass(frozen=True)
+class GraphContext:
+    """``live``: a graph may be live here. ``kind``: no_grad, grad, nn.init, init, apply, load, optimizer
+    (graph-free) or forward, hook, unknown (possibly live). ``where``: a phrase for messages."""
+
+    live: bool
+    kind: str
+    where: str
+
+
+UNKNOWN = GraphContext(True, "unknown", "where a graph may be live")
+FORWARD = GraphContext(True, "forward", "in `forward`, where a graph is being recorded")
+HOOK = GraphContext(True, "hook", "in a hook, which runs while a graph is being recorded")
+NO_GRAD = GraphContext(False, "no_grad", "under `torch.no_grad()`")
+GRAD = GraphContext(False, "grad", "on a `.grad` buffer")
+NN_INIT = GraphContext(False, "nn.init", "in `nn.init`, which runs under no_grad")
+APPLY = GraphContext(False, "apply", "in a function passed to `Module.apply`")
+OPTIMIZER = GraphContext(False, "optimizer", "in an optimizer's `step()`")
+
+_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                      "torch.inference_mode", "torch.autograd.inference_mode",
+                      "torch.autograd.grad_mode.inference_mode"})
+_ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+_SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                       "torch.autograd.grad_mode.set_grad_enabled"})
+# Words of a function's name (split at `_`) that say it initialises, loads or converts weights.
+_INIT_WORDS = frozenset({"init", "initialize", "initialise", "initialization", "initialisation", "reinit",
+                         "reinitialize", "initialized"})
+_LOAD_WORDS = frozenset({"load", "loading", "unload", "convert", "conversion", "fuse", "fused", "unfuse",
+                         "reparameterize", "reparameterise", "reparam", "deploy", "merge", "unmerge", "freeze",
+                         "unfreeze", "quantize", "dequantize", "resize", "resized", "setstate"})
+_LIVE_WORDS = frozenset({"hidden", "state", "states", "forward", "hook", "step", "backward", "train", "loss"})
+_APPLY = re.compile(r"(?:^|\.)(?:named_)?apply$")
+
+
+def _words(name: str) -> List[str]:
+    return [w for w in re.split(r"_+|(?<=[a-z0-9])(?=[A-Z])", name) if w]
+
+
+def _named(name: str) -> Optional[GraphContext]:
+    """The context a function's name gives, if any."""
+    if name == "__init__":
+        return GraphContext(False, "init", "in `__init__`, before any forward")
+    words = {w.lower() for w in _words(name)}
+    if name == "forward" or name == "__call__":
+        return FORWARD
+    if "hook" in words:
+        return HOOK
+    if words & _LIVE_WORDS:
+        return None
+    if words & _INIT_WORDS or "reset" in words and any(w.startswith("param") for w in words):
+        return GraphContext(False, "init", f"in the initialiser `{name}`")
+    if words & _LOAD_WORDS:
+        return GraphContext(False, "load", f"in the weight loading/conversion helper `{name}`")
+    return None
+
+
+class AutogradContexts:
+    """Answers ``context(stack, written)``; each function's context is computed once."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self._functions: Dict[int, Optional[GraphContext]] = {}
+        self._applied: Optional[Set[str]] = None
+        self._hooked: Set[str] = set()
+        self._refs: Dict[int, Dict[str, List[Tuple[bool, List[cst.CSTNode]]]]] = {}
+
+    # --- the query ----------------------------------------------------------------------------------
+
+    def context(self, stack: Sequence[cst.CSTNode], written: Optional[cst.BaseExpression] = None) -> GraphContext:
+        if written is not None and _is_grad(written):
+            return GRAD
+        return self._at(list(stack), len(stack) - 1)
+
+    def _at(self, stack: List[cst.CSTNode], top: int) -> GraphContext:
+        """The context of ``stack[top]``, looking outward from it."""
+        for i in range(top - 1, -1, -1):
+            node, child = stack[i], stack[i + 1]
+            if isinstance(node, cst.Call) and isinstance(child, cst.Arg) and self._is_nn_init(node):
+                return NN_INIT
+            if isinstance(node, cst.With) and child is node.body:
+                mode = self._with_mode(node)
+                if mode is not None:
+                    return mode
+            if isinstance(node, cst.Lambda):
+                return UNKNOWN
+            if isinstance(node, cst.FunctionDef) and child is node.body:
+                return self._function(stack, i)
+        return UNKNOWN  # module-level code: a script may run it after a forward
+
+    # --- grad mode ------------------------------------------------------------------------------------
+
+    def _qualified(self, expr: cst.BaseExpression) -> str:
+        return self.model.imports.qualified_name(expr) or dotted_name(expr) or ""
+
+    def _grad_mode(self, expr: cst.BaseExpression) -> Optional[GraphContext]:
+        """``torch.no_grad()`` (or the bare decorator) -> NO_GRAD, ``enable_grad()`` -> live, else None."""
+        call = expr if isinstance(expr, cst.Call) else None
+        q = self._qualified(call.func if call is not None else expr)
+        if q in _NO_GRAD:
+            if q.endswith("inference_mode") and call is not None and call.args \
+                    and _false(call.args[0].value):
+                return GraphContext(True, "unknown", "under `inference_mode(False)`")
+            return NO_GRAD
+        if q in _ENABLE_GRAD:
+            return GraphContext(True, "unknown", "under `torch.enable_grad()`")
+        if q in _SET_GRAD and call is not None and call.args:
+            if _false(call.args[0].value):
+                return GraphContext(False, "no_grad", "under `torch.set_grad_enabled(False)`")
+            if isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True":
+                return GraphContext(True, "unknown", "under `torch.set_grad_enabled(True)`")
+        return None
+
+    def _with_mode(self, node: cst.With) -> Optional[GraphContext]:
+        for item in node.items:
+            mode = self._grad_mode(item.item)
+            if mode is not None:
+                return mode
+        return None
+
+    def _is_nn_init(self, call: cst.Call) -> bool:
+        return self._qualified(call.func).startswith("torch.nn.init.")
+
+    # --- functions --------------------------------------------------------------------------------------
+
+    def _function(self, stack: List[cst.CSTNode], index: int) -> GraphContext:
+        fn = stack[index]
+        memo = self._functions.get(id(fn))
+        if memo is None and id(fn) not in self._functions:
+            self._functions[id(fn)] = None  # busy: a cycle of calls gives no evidence
+            memo = self._functions[id(fn)] = self._function_context(stack, index)
+        return memo if memo is not None else UNKNOWN
+
+    def _function_context(self, stack: List[cst.CSTNode], index: int) -> GraphContext:
+        fn: cst.FunctionDef = stack[index]  # type: ignore[assignment]
+        for decorator in fn.decorators:
+            mode = self._grad_mode(decorator.decorator)
+            if mode is not None:
+                return mode
+        name = fn.name.value
+        named = _named(name)
+        if named is not None:
+            return named
+        owner = stack[index - 2] if index >= 2 and isinstance(stack[index - 1], cst.IndentedBlock) else None
+        if isinstance(owner, cst.ClassDef) and name == "step" and self._is_optimizer_class(owner):
+            return OPTIMIZER
+        if name in self._applied_names():
+            return APPLY
+        if name in self._hooked:
+            return HOOK
+        if isinstance(owner, cst.ClassDef):
+            return self._from_callers(stack[:index - 1], owner, f"self.{name}") or UNKNOWN
+        enclosing = next((i for i in range(index - 1, -1, -1) if isinstance(stack[i], cst.FunctionDef)), None)
+        if enclosing is not None:
+            return self._from_callers(stack[:enclosing + 1], stack[enclosing], name) or UNKNOWN
+        return UNKNOWN
+
+    def _applied_names(self) -> Set[str]:
+        """Names of functions passed to ``x.apply(f)`` / ``named_apply(f, m)`` (maybe in ``partial``) in this file;
+        ``_hooked``: those passed to ``register_*hook*(f)`` (for the message)."""
+        if self._applied is None:
+            self._applied = set()
+            for node in nodes_of_type(self.model.module, cst.Call):
+                func = dotted_name(node.func) or ""
+                applied = _APPLY.search(func)
+                if not node.args or not applied and "hook" not in func.rsplit(".", 1)[-1]:
+                    continue
+                arg = node.args[0].value
+                if isinstance(arg, cst.Call) and arg.args and (dotted_name(arg.func) or "").endswith("partial"):
+                    arg = arg.args[0].value
+                name = dotted_name(arg)
+                if name is not None:
+                    (self._applied if applied else self._hooked).add(name.rsplit(".", 1)[-1])
+        return self._applied
+
+    def _is_optimizer_class(self, cls: cst.ClassDef) -> bool:
+        for base in cls.bases:
+            q = self._qualified(base.value)
+            if q.startswith("torch.optim.") and "lr_scheduler" not in q or q.rsplit(".", 1)[-1] == "Optimizer":
+                return True
+        return False
+
+    def _from_callers(self, outer: List[cst.CSTNode], scope: cst.CSTNode, callee: str) -> Optional[GraphContext]:
+        """Graph-free when ``callee`` (``self.m`` in a class, a name in a function) is only ever called in
+        ``scope`` (no other use: a hook registration passes it), at least once, and every call is graph-free."""
+        uses = self._references(outer, scope).get(callee, [])
+        if not uses or any(not is_call for is_call, _ in uses):
+            return None  # never called here, or referenced otherwise: passed somewhere, stored, rebound
+        contexts = [self._at(path, len(path) - 1) for _, path in uses]
+        if any(c.live for c in contexts):
+            return None
+        return GraphContext(False, contexts[0].kind, f"in `{callee}`, called only {contexts[0].where}")
+
+    def _references(self, outer: List[cst.CSTNode], scope: cst.CSTNode) -> Dict[str, List[Tuple[bool, List[cst.CSTNode]]]]:
+        """Every use in ``scope`` of ``self.<name>`` (a class) or of a plain name (a function), once per scope:
+        (whether it is the called function of a call, the path to the call or the use)."""
+        found = self._refs.get(id(scope))
+        if found is not None:
+            return found
+        found = self._refs[id(scope)] = {}
+        in_class = isinstance(scope, cst.ClassDef)
+        path: List[cst.CSTNode] = list(outer)
+        pending: List[Optional[cst.CSTNode]] = [scope]
+        while pending:
+            node = pending.pop()
+            if node is None:
+                path.pop()
+                continue
+            key = None
+            if in_class and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                    and node.value.value == "self":
+                key = "self." + node.attr.value
+            elif not in_class and isinstance(node, cst.Name):
+                parent = path[-1]
+                if not (isinstance(parent, cst.Attribute) and parent.attr is node
+                        or isinstance(parent, cst.FunctionDef) and parent.name is node):
+                    key = node.value
+            if key is not None:
+                parent = path[-1]
+                is_call = isinstance(parent, cst.Call) and parent.func is node
+                found.setdefault(key, []).append((is_call, list(path) if is_call else []))
+                if in_class:
+                    continue
+            path.append(node)
+            pending.append(None)
+            pending.extend(reversed(list(children(node))))
+        return found
+
+
+def _false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _is_grad(expr: cst.BaseExpression) -> bool:
+    """``p.grad``, ``p._grad``, ``p.grad[...]`` (the tensor written is a gradient buffer)."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and expr.attr.value in ("grad", "_grad")

@@ -1,0 +1,348 @@
+"""The structural prefilter: from CPython's ``ast`` of a file, which rules can fire, and where.
+
+The text prefilter (codes.py) passes a file when a rule's trigger words occur anywhere in it,
+comments, strings and docstrings included. CPython's tree, which precheck.py builds anyway (at C
+speed, ~10x faster than LibCST's parse), tells more: whether the call shapes, attribute names and
+statement forms a rule needs occur in the code. ``plan`` reads each top-level statement once and
+answers
+
+- ``Plan.codes``: the rules that can possibly report in the file; a file none can report in never
+  reaches LibCST (nor imports it);
+- ``Plan.dropped``: the top-level statements that never reach LibCST (prune.py cuts their lines
+  out; positions are mapped back): big *inert* statements (an assignment or expression with no
+  call, no scope and no walrus: a data table, a vocabulary, a docstring) that no active rule can
+  fire in and whose names occur nowhere else in the file's text, so that no other statement can
+  read what they bind or see them read what it binds.
+
+What a rule needs is declared here, importable without LibCST (as its text triggers in codes.py):
+``NEEDS[code]`` is a tuple of groups of *shape tokens*; a statement (or file) can hold a report of
+the rule only if it holds a token of every group. Tokens: ``call:NAME`` (a call of ``NAME(...)`` or
+``x.NAME(...)``, import aliases resolved: ``from copy import deepcopy as dc`` makes ``dc(...)`` a
+``call:deepcopy``), ``data:NAME`` / ``tensors:NAME`` (such a call whose data argument may be a tensor / a
+list of tensors), ``one_arg:NAME`` (``NAME(a)`` or ``m.NAME(a)``), ``method:NAME`` (``x.NAME(...)``),
+``detach_of:NAME`` (``NAME(...).detach()``, ``x.NAME(...).detach()``), ``attr:NAME`` (any ``x.NAME``),
+``data_write`` (``.data`` stored to, changed in place or passed to a function), ``form:augadd`` (``+=``)
+and ``form:add`` (a binary ``+``). A rule with no entry is treated conservatively: it is
+active wherever its text triggers pass, and with it active no statement is dropped.
+tests/test_structure.py compares linting with and without this on real files.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
+
+from .codes import KIND_EVIDENCE, compile_trigger
+
+Needs = Tuple[FrozenSet[str], ...]
+
+
+def _needs(*groups: Iterable[str]) -> Needs:
+    return tuple(frozenset(group) for group in groups)
+
+
+#: Per rule: the groups of shape tokens a statement must hold (one of each group) to hold a report.
+NEEDS: Dict[str, Needs] = {
+    "TCL101": _needs({"data:tensor"}),  # torch.tensor(x), x not a literal
+    "TCL102": _needs({"method:new_tensor"}),  # x.new_tensor(t)
+    "TCL103": _needs({"detach_of:clone"}),  # x.clone().detach(), torch.clone(x).detach()
+    "TCL104": _needs({"data_write"}),  # p.data.add_(1), p.data = v, p.data[i] = v, f_(p.data)
+    "TCL105": _needs({"call:deepcopy"}),  # copy.deepcopy(model)
+    "TCL106": _needs({"method:copy_"}, {"call:empty_like", "call:zeros_like", "call:ones_like"}),
+    "TCL107": _needs({"tensors:tensor", "tensors:as_tensor"}),  # torch.tensor([a, b]), torch.as_tensor(xs)
+    "TCL108": _needs({"one_arg:copy"}),  # copy.copy(t)
+    "TCL109": _needs({"method:state_dict"}),  # best = model.state_dict()
+    # `total += loss` / `total = total + loss` / `losses.append(loss)` in the loop that calls `loss.backward()`
+    "TCL110": _needs({"method:backward"}, {"method:append", "form:augadd", "form:add"}),
+}
+
+#: Rules whose pruning (prune.py) the shapes refine: a top-level def or class (a method of a big class,
+#: an element of a big literal) in which the rule's segment text occurs is kept for it only if the rule
+#: can fire in it, or if this text, which marks what the semantic model reads elsewhere for the rule
+#: (codes.KIND_EVIDENCE), occurs in it (None: nothing). Rules not listed are pruned by text alone.
+SEGMENT_EVIDENCE: Dict[str, Optional[str]] = {
+    "TCL101": KIND_EVIDENCE, "TCL102": KIND_EVIDENCE, "TCL103": None, "TCL104": None, "TCL105": None,
+    "TCL106": None, "TCL107": KIND_EVIDENCE, "TCL108": KIND_EVIDENCE, "TCL109": None,
+}
+
+DROP_MIN = 2_000  # bytes: smaller statements cost LibCST little, and are kept (fewer line maps)
+_MANY_NAMES = 32  # above this many distinct names, one scan of the file's words instead of one per name
+
+_INERT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+# Nodes that make a statement more than data: scopes, walrus bindings, calls (side effects the
+# semantic model may read: `xs.append(t)`), generators.
+_ACTIVE = frozenset({ast.Call, ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                     ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom})
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+_CONTEXTS = (ast.Load, ast.Store, ast.Del)
+
+
+def _fields(cls: type) -> Tuple[str, ...]:
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = tuple(cls._fields)  # type: ignore[attr-defined]
+    return found
+
+
+@dataclass
+class Shape:
+    """What one top-level statement holds: shape tokens, its Name identifiers, whether it is inert."""
+
+    tokens: Set[str]
+    names: Set[str]
+    inert: bool
+
+
+def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
+    """Walk ``statement`` once (iteratively: no recursion limit); ``aliases`` collects local import
+    names -> the name they import (``import a.b as c``: c -> b; ``from m import x as y``: y -> x)."""
+    tokens: Set[str] = set()
+    names: Set[str] = set()
+    inert = isinstance(statement, _INERT_STATEMENTS)
+    add, add_name = tokens.add, names.add
+    Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
+    AST = ast.AST
+    stack: List[ast.AST] = [statement]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls is Name:
+            add_name(node.id)  # type: ignore[attr-defined]
+            continue
+        if cls is Attribute:
+            add("attr:" + node.attr)  # type: ignore[attr-defined]
+            if node.attr == "data" and node.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
+                add("data_write")  # p.data = v, p.data += v
+        elif cls is Call:
+            _call_shapes(node, add)  # type: ignore[arg-type]
+        elif cls is ast.Subscript:
+            if node.ctx.__class__ is ast.Store and _is_data(node.value):  # type: ignore[attr-defined]
+                add("data_write")  # p.data[i] = v
+        elif cls is ast.AugAssign:
+            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
+                add("form:augadd")
+        elif cls is ast.BinOp:
+            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
+                add("form:add")
+        elif cls is ast.Import or cls is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
+        if inert and cls in _ACTIVE:
+            inert = False
+        for name in _fields(cls):
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST) and item.__class__ is not Constant:
+                        push(item)
+            elif isinstance(value, AST) and value.__class__ is not Constant and not isinstance(value, _CONTEXTS):
+                push(value)
+    return Shape(tokens, names, inert)
+
+
+# What a call's data argument (the first positional one, or ``data=``) may be for the semantic model to
+# call it a tensor: not a literal (a number, a string, a display, a comprehension).
+_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+             ast.DictComp, ast.GeneratorExp)
+
+
+def _is_data(node: ast.AST) -> bool:
+    return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
+
+
+def _call_shapes(call: ast.Call, add) -> None:
+    func = call.func
+    arity = len(call.args) + len(call.keywords)
+    if func.__class__ is ast.Attribute:
+        name = func.attr  # type: ignore[attr-defined]
+        add("method:" + name)
+        _call_tokens(call, name, "", add)
+        if arity == 1 and func.value.__class__ is ast.Name:  # type: ignore[attr-defined]
+            add("one_arg:" + name)  # copy.copy(t)
+        if _is_data(func.value) and name.endswith("_") and not name.startswith("__"):  # type: ignore[attr-defined]
+            add("data_write")  # p.data.add_(v)
+        inner = func.value  # type: ignore[attr-defined]
+        if name == "detach" and arity == 0 and inner.__class__ is ast.Call:  # t.clone().detach()
+            if inner.func.__class__ is ast.Attribute:
+                add("detach_of:" + inner.func.attr)
+            elif inner.func.__class__ is ast.Name:
+                add("detach_of:" + inner.func.id)
+                add("name_detach_of:" + inner.func.id)
+    elif func.__class__ is ast.Name:
+        name = func.id  # type: ignore[attr-defined]
+        for prefix in ("", "name_"):
+            _call_tokens(call, name, prefix, add)
+            if arity == 1:
+                add(prefix + "one_arg:" + name)
+    if any(_is_data(a) for a in call.args[:1]) or any(_is_data(k.value) for k in call.keywords):
+        add("data_write")  # torch.nn.init.zeros_(p.data): a function may write it
+
+
+def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
+    """``call:NAME``; ``data:NAME`` when its data argument may be a tensor (TCL101: ``torch.tensor(t)``);
+    ``tensors:NAME`` when it may be a list of tensors (TCL107: a name, or a display with no constant in
+    it). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
+    which ``resolved`` turns into tokens of what an import alias stands for."""
+    add(prefix + "call:" + name)
+    data = None
+    unsure = bool(call.args) and call.args[0].__class__ is ast.Starred
+    if call.args and not unsure:
+        data = call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            unsure = True
+        elif keyword.arg == "data" and data is None:
+            data = keyword.value
+    if data is None and not unsure:
+        return
+    if unsure or not isinstance(data, _LITERALS):
+        add(prefix + "data:" + name)
+    if unsure or data.__class__ is ast.Name or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
+            and not any(e.__class__ is ast.Constant for e in data.elts):  # type: ignore[union-attr]
+        add(prefix + "tensors:" + name)
+
+
+def resolved(tokens: Set[str], aliases: Dict[str, str]) -> Set[str]:
+    """``tokens`` with calls of import aliases counted as calls of what they import."""
+    extra = set()
+    for token in tokens:
+        if token.startswith("name_"):
+            kind, _, local = token[5:].partition(":")
+            if local in aliases:
+                extra.add(f"{kind}:{aliases[local]}")
+    return tokens | extra if extra else tokens
+
+
+def can_fire(code: str, tokens: Set[str]) -> bool:
+    """Whether rule ``code`` can report in code holding ``tokens`` (True for a rule with no NEEDS)."""
+    needs = NEEDS.get(code)
+    return needs is None or all(not group.isdisjoint(tokens) for group in needs)
+
+
+@dataclass
+class Plan:
+    """The structural prefilter's answer for one file (see the module docstring)."""
+
+    codes: FrozenSet[str]
+    dropped: FrozenSet[int] = frozenset()  # indices into the tree's top-level statements
+    tree: Optional[ast.Module] = field(default=None, repr=False)  # handed on to the engine, then let go
+    aliases: Dict[str, str] = field(default_factory=dict, repr=False)
+    # the tokens of each top-level statement (by id, with the statement: valid while the tree lives)
+    tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
+
+    def take_tree(self) -> Optional[ast.Module]:
+        tree, self.tree = self.tree, None
+        return tree
+
+    def release(self) -> None:
+        """Let go of the statements (the tree, once pruning is done)."""
+        self.tokens = {}
+
+    def keeps(self, code: str, segment: bytes, node: ast.AST) -> bool:
+        """Whether rule ``code``, whose segment text occurs in ``segment`` (the text of ``node``), needs
+        ``node`` kept whole for pruning (see ``SEGMENT_EVIDENCE``)."""
+        if code not in SEGMENT_EVIDENCE:
+            return True
+        evidence = SEGMENT_EVIDENCE[code]
+        if evidence is not None and compile_trigger(evidence, True).search(segment):
+            return True
+        known = self.tokens.get(id(node))
+        if known is not None and known[0] is node:
+            tokens = known[1]
+        else:
+            tokens = resolved(shape_of(node, {}).tokens, self.aliases)  # type: ignore[arg-type]
+        return can_fire(code, tokens)
+
+
+def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str]) -> Plan:
+    """Which of ``codes`` (the rules the text prefilter passed) can fire in the file of ``tree``,
+    and which top-level statements need not reach LibCST."""
+    codes = frozenset(codes)
+    aliases: Dict[str, str] = {}
+    shapes = [shape_of(statement, aliases) for statement in tree.body]
+    every: Set[str] = set()
+    for shape in shapes:
+        every |= shape.tokens
+    active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases)))
+    dropped: FrozenSet[int] = frozenset()
+    if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
+        dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
+    tokens = {id(s): (s, resolved(shape.tokens, aliases)) for s, shape in zip(tree.body, shapes)}
+    return Plan(active, dropped, tree, aliases, tokens)
+
+
+def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: FrozenSet[str],
+               aliases: Dict[str, str]) -> List[int]:
+    body = tree.body
+    candidates = []
+    line_starts: Optional[List[int]] = None
+    for index, (statement, shape) in enumerate(zip(body, shapes)):
+        if not shape.inert:
+            continue
+        if any(can_fire(code, resolved(shape.tokens, aliases)) for code in active):
+            continue
+        if index > 0 and (body[index - 1].end_lineno or 0) >= statement.lineno:
+            continue  # shares its first line with the statement before (`a = 1; T = [...]`)
+        if index + 1 < len(body) and body[index + 1].lineno <= (statement.end_lineno or 0):
+            continue  # ... or its last line with the next one
+        if line_starts is None:
+            line_starts = _line_starts(source)
+        start = line_starts[statement.lineno - 1]
+        end = line_starts[statement.end_lineno] if statement.end_lineno < len(line_starts) else len(source)  # type: ignore[operator]
+        if end - start < DROP_MIN or statement.col_offset != 0:
+            continue
+        candidates.append((index, start, end, shape.names))
+    return [index for index, start, end, names in candidates if not _named_elsewhere(source, start, end, names)]
+
+
+def _line_starts(source: bytes) -> List[int]:
+    starts = [0]
+    find = source.find
+    at = find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find(b"\n", at + 1)
+    return starts
+
+
+_WORD = re.compile(rb"[^\W\d]\w*")
+
+
+def _named_elsewhere(source: bytes, start: int, end: int, names: Set[str]) -> bool:
+    """Whether one of ``names`` occurs as a word in ``source`` outside ``[start, end)`` (comments and
+    strings included: a superset of where the semantic model could see it)."""
+    if not names:
+        return False
+    encoded = [name.encode("utf-8") for name in names]
+    if any(not name.isascii() for name in encoded):
+        return True  # identifiers are NFKC-normalised: a text search could miss one
+    outside = (source[:start], source[end:])
+    if len(encoded) > _MANY_NAMES:
+        words = {w for part in outside for w in _WORD.findall(part)}
+        return any(name in words for name in encoded)
+    for name in encoded:
+        pattern = re.compile(rb"(?<!\w)" + re.escape(name) + rb"(?!\w)")
+        if any(pattern.search(part) for part in outside):
+            return True
+    return False
+
+
+def plan_source(source: bytes, codes: Iterable[str]) -> Optional[Plan]:
+    """``plan`` of ``source``, made on a deep stack without garbage collection (as the engine parses),
+    before anything imports LibCST (the runner's worker: a file no rule can fire in never needs it).
+    None when CPython's parser rejects the file (the engine then reports it, or leaves it to LibCST)."""
+    from .precheck import call_with_deep_stack, cpython_tree, gc_paused
+
+    def make() -> Optional[Plan]:
+        with gc_paused():
+            try:
+                tree = cpython_tree(source)
+            except SyntaxError:  # nested too deeply: the engine reports it
+                return None
+            return plan(tree, source, codes) if tree is not None else None
+
+    return call_with_deep_stack(make)

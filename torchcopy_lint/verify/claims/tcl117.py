@@ -1,0 +1,62 @@
+"""TCL117 claims: detach before converting (x.detach().cpu(), not x.cpu().detach())."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List
+
+from ..core import Claim
+from ..support import assert_same_tensor, shares_storage
+from .common import copy_sources
+from .registry import registrar
+
+CLAIMS: List[Claim] = []
+claim = registrar(CLAIMS)
+
+
+def conversions(device: str, other) -> Dict[str, Callable[[object], object]]:
+    """The conversions TCL117 and TCL118 see, each applied to a tensor ``t``."""
+    import torch
+
+    return {
+        "cpu()": lambda t: t.cpu(), "float()": lambda t: t.float(), "double()": lambda t: t.double(),
+        "half()": lambda t: t.half(), "bfloat16()": lambda t: t.bfloat16(), "long()": lambda t: t.long(),
+        "to(float64)": lambda t: t.to(torch.float64), "to(device)": lambda t: t.to(device),
+        "to(device, float16)": lambda t: t.to(device, torch.float16),
+        "to(dtype=, device=)": lambda t: t.to(dtype=torch.float64, device=device),
+        "to(other)": lambda t: t.to(other),
+    }
+
+
+@claim("TCL117-same-result", "TCL117",
+       "x.M(..).detach() == x.detach().M(..) for cpu/float/double/half/bfloat16/long/to(dtype/device/other): "
+       "values, dtype, device, strides, requires_grad False, leaf, and storage shared with x exactly alike "
+       "(both alias x when the conversion is a no-op)",
+       tags={"fix"})
+def _tcl117_same_result(device: str) -> None:
+    import torch
+
+    other = torch.zeros(1, dtype=torch.float64, device=device)
+    for name, src in copy_sources(device).items():
+        for spelling, convert in conversions(device, other).items():
+            original, fixed = convert(src).detach(), convert(src.detach())
+            assert_same_tensor(original, fixed, f"{name}.{spelling}")
+            assert shares_storage(original, src) == shares_storage(fixed, src), f"{name}.{spelling}: aliasing"
+
+
+@claim("TCL117-throwaway-node", "TCL117",
+       "on a tensor that requires grad, a conversion records a ToCopyBackward0 node (the detach right after "
+       "drops it); detaching first records nothing and dispatches the same aten ops (_to_copy, detach)",
+       tags={"hazard"})
+def _tcl117_throwaway_node(device: str) -> None:
+    import torch
+
+    from .copies import dispatched
+
+    hidden = torch.randn(3, 4, device=device, requires_grad=True) * 2
+    converted = hidden.to(torch.float64)
+    assert type(converted.grad_fn).__name__ == "ToCopyBackward0", f"conversion recorded {converted.grad_fn}"
+    assert converted.grad_fn.next_functions[0][0] is hidden.grad_fn, "the node does not link to the graph"
+    assert hidden.detach().to(torch.float64).grad_fn is None
+    late, early = dispatched(lambda: hidden.to(torch.float64).detach()), \
+        dispatched(lambda: hidden.detach().to(torch.float64))
+    assert sorted(late[0]) == sorted(early[0]) and late[1] == early[1], f"{late} vs {early}"

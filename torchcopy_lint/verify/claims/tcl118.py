@@ -1,0 +1,84 @@
+"""TCL118 claims: x.to(.., copy=True) is x.clone().to(..) in one copy."""
+
+from __future__ import annotations
+
+from typing import List
+
+from ..core import Claim
+from ..support import assert_same_tensor, shares_storage, tensor_differences
+from .common import copy_sources
+from .registry import registrar
+from .tcl117 import conversions
+
+CLAIMS: List[Claim] = []
+claim = registrar(CLAIMS)
+
+
+def _fixed(name: str, t, device: str, other):
+    """TCL118's rewrite of ``t.clone().<name>``."""
+    import torch
+
+    casts = {"float()": torch.float, "double()": torch.double, "half()": torch.half, "bfloat16()": torch.bfloat16,
+             "long()": torch.long}
+    if name in casts:
+        return t.to(casts[name], copy=True)
+    return {
+        "cpu()": lambda: t.to("cpu", copy=True), "to(float64)": lambda: t.to(torch.float64, copy=True),
+        "to(device)": lambda: t.to(device, copy=True),
+        "to(device, float16)": lambda: t.to(device, torch.float16, copy=True),
+        "to(dtype=, device=)": lambda: t.to(dtype=torch.float64, device=device, copy=True),
+        "to(other)": lambda: t.to(other, copy=True),
+    }[name]()
+
+
+@claim("TCL118-same-result", "TCL118",
+       "x.clone().M(..) == x.to(.., copy=True) for cpu/float/double/half/bfloat16/long/to(dtype/device/other) on "
+       "contiguous, transposed, channels-last, non-dense, expanded, integer, leaf and non-leaf x: values, dtype, "
+       "device, strides, requires_grad, leaf, a new storage, equal gradients; the grad_fn is named "
+       "ToCopyBackward0 where the clone form's is CloneBackward0 when nothing converts",
+       tags={"fix"})
+def _tcl118_same_result(device: str) -> None:
+    import torch
+
+    other = torch.zeros(1, dtype=torch.float64, device=device)
+    sources = dict(copy_sources(device))
+    sources["non-dense"] = torch.randn(4, 6, device=device)[:, ::2]
+    sources["expanded"] = torch.randn(3, 1, device=device).expand(3, 4)
+    for name, src in sources.items():
+        for spelling, convert in conversions(device, other).items():
+            original, fixed = convert(src.clone()), _fixed(spelling, src, device, other)
+            differences = [d for d in tensor_differences(original, fixed)
+                           if d != "grad_fn: 'CloneBackward0' != 'ToCopyBackward0'"]
+            assert not differences, f"{name}.clone().{spelling}: " + "; ".join(differences)
+            assert not shares_storage(fixed, src), f"{name}.to(.., copy=True) aliases its source"
+            if original.requires_grad and original.is_floating_point():
+                grads = [torch.autograd.grad(out.sum(), src, retain_graph=True)[0] for out in (original, fixed)]
+                assert_same_tensor(*grads, f"gradients through {name}.clone().{spelling}")
+
+
+@claim("TCL118-one-copy", "TCL118",
+       "x.clone().double() dispatches aten.clone and aten._to_copy and allocates both results; "
+       "x.to(torch.double, copy=True) dispatches one _to_copy",
+       tags={"hazard"})
+def _tcl118_one_copy(device: str) -> None:
+    import torch
+
+    from .copies import dispatched
+
+    src = torch.randn(1024, 1024, device=device)
+    twice, once = dispatched(lambda: src.clone().double()), dispatched(lambda: src.to(torch.double, copy=True))
+    assert twice == (["aten.clone", "aten._to_copy"], 4 * 2 ** 20 + 8 * 2 ** 20), twice
+    assert once == (["aten._to_copy"], 8 * 2 ** 20), once
+
+
+@claim("TCL118-copy-needed", "TCL118",
+       "copy=True is what keeps the fix a copy: x.to(x.dtype), x.float() on float32 and x.to(x.device) return x "
+       "itself, x.to(.., copy=True) a new tensor",
+       tags={"fix", "near-miss"})
+def _tcl118_copy_needed(device: str) -> None:
+    import torch
+
+    src = torch.randn(3, device=device)
+    assert src.to(src.dtype) is src and src.float() is src and src.to(device) is src
+    for copied in (src.to(src.dtype, copy=True), src.to(torch.float, copy=True), src.to(device, copy=True)):
+        assert copied is not src and not shares_storage(copied, src)
