@@ -161,3 +161,35 @@ def test_end_to_end_an_installed_function_and_layer(tmp_path):
     (other / "train.py").write_text(USER_CODE)
     assert _lint(other, "--no-cache", "train.py") == []
     assert _lint(other, "--no-cache", "--python", str(root / ".venv"), "train.py") == found
+
+
+def test_cached_results_follow_the_environment(tmp_path):
+    root = _project(tmp_path)
+    (root / "train.py").write_text(USER_CODE)
+    cache = ("--cache-dir", str(tmp_path / "cache"), "train.py")
+    assert _lint(root, *cache) == [(14, "TCL105"), (19, "TCL108")]
+    site = root / ".venv/lib/python3.11/site-packages"
+    functional = site / "torch_geometric/nn/functional.py"
+    functional.write_text(functional.read_text().replace("p: float = 2.0) -> torch.Tensor", "p: float = 2.0)"))
+    assert _lint(root, *cache) == [(14, "TCL105")]  # an installed file it used changed
+    (root / "train.py").write_text(USER_CODE.replace("normalize(x)", "late.normalize(x)").replace(
+        "import copy\n", "import copy\nimport late\n"))
+    assert _lint(root, *cache) == [(15, "TCL105")]
+    (site / "late.py").write_text("import torch\ndef normalize(x) -> torch.Tensor: ...\n")
+    os.utime(site, ns=(os.stat(site).st_atime_ns, os.stat(site).st_mtime_ns + 10**9))  # as pip's install does
+    assert _lint(root, *cache) == [(15, "TCL105"), (20, "TCL108")]  # a package installed since
+
+
+def test_calling_an_installed_layer_gives_its_forward_annotation(tmp_path):
+    """The motivating case: the output of a graph library's layer is a tensor, so copy.copy of it is TCL108."""
+    root = _project(tmp_path)
+    (root / "train.py").write_text(
+        "import copy\nimport torch\nfrom torch_geometric.nn import GCNConv\n\n\n"
+        "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = GCNConv(16, 16)\n\n"
+        "    def forward(self, x, edge_index):\n        h = self.conv(x, edge_index)\n"
+        "        return copy.copy(h)\n"
+    )
+    assert _lint(root, "--no-cache", "train.py") == [(13, "TCL108")]
+    (root / ".venv" / "pyvenv.cfg").unlink()
+    assert _lint(root, "--no-cache", "train.py") == []  # no environment: the layer's output is unknown
