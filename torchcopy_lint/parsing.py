@@ -119,7 +119,8 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     if module is None:
         pruned = None
         module = reparser.parse(source, tree) if reparser is not None else cst.parse_module(source)
-    violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source)
+    violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source,
+                           original_line=pruned.original_line if pruned is not None else None)
     if not violations:
         return ParsedFile(module, violations, [])
     # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold

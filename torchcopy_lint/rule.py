@@ -59,6 +59,9 @@ class FileContext:
     violations: List[Violation] = field(default_factory=list)
     path: str = ""
     project: ProjectIndex = field(default_factory=ProjectIndex)  # the null index unless a path gives one
+    #: The file's line of a line of ``module`` (which may have been parsed with lines cut out: prune.Pruned),
+    #: for line numbers a rule writes into a message.
+    original_line: Callable[[int], int] = field(default=lambda line: line)
 
     def kind_of(self, expr: cst.BaseExpression) -> Kind:
         """Kind of ``expr`` (a descendant of the node being visited): TENSOR, MODULE, NOT_TENSOR, UNKNOWN."""
@@ -168,15 +171,18 @@ def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], D
 
 
 def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = "",
-              project: Optional[ProjectIndex] = None, source: Optional[Source] = None) -> List[Violation]:
+              project: Optional[ProjectIndex] = None, source: Optional[Source] = None,
+              original_line: Optional[Callable[[int], int]] = None) -> List[Violation]:
     """Walk ``module`` once, dispatching each node to every rule that visits its type.
 
     ``source`` is the text ``module`` was parsed from, if the caller has it (it saves the model
-    from generating it again)."""
+    from generating it again); ``original_line`` maps its lines to the file's when lines were cut out."""
     project = project if project is not None else ProjectIndex()
     imports = ImportMap(module, project.absolute_import)
     semantic = SemanticModel(module, imports, project, source=source)
     context = FileContext(module, imports, semantic, path=path, project=project)
+    if original_line is not None:
+        context.original_line = original_line
     rules = [rule_type(context) for rule_type in rule_types]
     visit, leave = _handler_tables(rules)
     stack = context.stack

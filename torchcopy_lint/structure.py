@@ -21,8 +21,8 @@ the rule only if it holds a token of every group. Tokens: ``call:NAME`` (a call 
 ``call:deepcopy``), ``data:NAME`` / ``tensors:NAME`` (such a call whose data argument may be a tensor / a
 list of tensors), ``one_arg:NAME`` (``NAME(a)`` or ``m.NAME(a)``), ``method:NAME`` (``x.NAME(...)``),
 ``detach_of:NAME`` (``NAME(...).detach()``, ``x.NAME(...).detach()``), ``attr:NAME`` (any ``x.NAME``),
-``data_write`` (``.data`` stored to, changed in place or passed to a function), ``form:augadd`` (``+=``)
-and ``form:add`` (a binary ``+``). A rule with no entry is treated conservatively: it is
+``data_write`` (``.data`` stored to, changed in place or passed to a function), ``form:augadd`` (``+=``),
+``form:add`` (a binary ``+``) and ``form:listmul`` (a list display times something). A rule with no entry is treated conservatively: it is
 active wherever its text triggers pass, and with it active no statement is dropped.
 tests/test_structure.py compares linting with and without this on real files.
 """
@@ -43,6 +43,12 @@ def _needs(*groups: Iterable[str]) -> Needs:
     return tuple(frozenset(group) for group in groups)
 
 
+#: The dtype/device conversion methods (TCL111, TCL116-TCL118) and TCL116's creation functions.
+_CONVERSIONS = ("to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "bool", "byte", "char",
+                "short")
+_CREATIONS = tuple(n + s for n in ("zeros", "ones", "full", "empty") for s in ("", "_like")) + (
+    "eye", "arange", "linspace", "tensor")
+
 #: Per rule: the groups of shape tokens a statement must hold (one of each group) to hold a report.
 NEEDS: Dict[str, Needs] = {
     "TCL101": _needs({"data:tensor"}),  # torch.tensor(x), x not a literal
@@ -56,6 +62,16 @@ NEEDS: Dict[str, Needs] = {
     "TCL109": _needs({"method:state_dict"}),  # best = model.state_dict()
     # `total += loss` / `total = total + loss` / `losses.append(loss)` in the loop that calls `loss.backward()`
     "TCL110": _needs({"method:backward"}, {"method:append", "form:augadd", "form:add"}),
+    # a conversion method's call as a statement: `x.to(device)`
+    "TCL111": _needs({"method:" + m for m in _CONVERSIONS + ("contiguous", "detach", "clone")}),
+    "TCL112": _needs({"form:listmul"}),  # xs = [t] * n / n * [t] (reported where the list is made)
+    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray"}),  # the bridge
+    # TCL114 reports where a plain reference is stored (`best = w`), a statement with no shape: no entry.
+    "TCL115": _needs({"method:detach", "attr:data"}),  # y = x.detach() / x.data
+    "TCL116": _needs({"method:" + m for m in _CONVERSIONS}, {"call:" + c for c in _CREATIONS}),  # zeros(n).to(d)
+    "TCL117": _needs({"detach_of:" + m for m in _CONVERSIONS}),  # x.cpu().detach()
+    "TCL118": _needs({"method:clone", "call:clone"}, {"method:" + m for m in _CONVERSIONS}),  # x.clone().to(d)
+    "TCL119": _needs({"data_write"}),  # TCL104's writes, where no graph can be live
 }
 
 #: Rules whose pruning (prune.py) the shapes refine: a top-level def or class (a method of a big class,
@@ -125,8 +141,12 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
             if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
                 add("form:augadd")
         elif cls is ast.BinOp:
-            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
+            op = node.op.__class__  # type: ignore[attr-defined]
+            if op is ast.Add:
                 add("form:add")
+            elif op is ast.Mult and (node.left.__class__ is ast.List  # type: ignore[attr-defined]
+                                     or node.right.__class__ is ast.List):  # type: ignore[attr-defined]
+                add("form:listmul")  # [t] * n, n * [t]
         elif cls is ast.Import or cls is ast.ImportFrom:
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.asname:

@@ -49,7 +49,8 @@ class AliasRule(Rule):
             return
         found = positions_of(self.context.module, [n for p in self._pending for n in p[1:3]])
         for where, write, read, detail, fix, holder in self._pending:
-            lines = {"write": found[id(write)].start.line, "read": found[id(read)].start.line}
+            line = self.context.original_line
+            lines = {"write": line(found[id(write)].start.line), "read": line(found[id(read)].start.line)}
             message = f"{self.message} ({detail.format(**lines)})"
             self.context.violations.append(Violation(self.code, where, message, fix, holder))
         self._pending = []
