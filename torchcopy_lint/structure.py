@@ -170,6 +170,12 @@ _LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict
              ast.DictComp, ast.GeneratorExp)
 
 
+# What a call's data argument cannot be for TCL107 (a list of tensors): a constant, a string, a dict, a set, or a
+# list/tuple display (those count when they are not empty and hold no constant). Anything else may be one:
+# a name, `list(...)`, a comprehension, an attribute, a subscript.
+_NOT_TENSOR_LISTS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.DictComp, ast.Set, ast.SetComp, ast.List, ast.Tuple)
+
+
 def _is_data(node: ast.AST) -> bool:
     return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
 
@@ -204,8 +210,8 @@ def _call_shapes(call: ast.Call, add) -> None:
 
 def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
     """``call:NAME``; ``data:NAME`` when its data argument may be a tensor (TCL101: ``torch.tensor(t)``);
-    ``tensors:NAME`` when it may be a list of tensors (TCL107: a name, or a display with no constant in
-    it). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
+    ``tensors:NAME`` when it may be a list of tensors (TCL107: anything but a constant, a dict or set, or a
+    list/tuple display that is empty or holds a constant). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
     which ``resolved`` turns into tokens of what an import alias stands for."""
     add(prefix + "call:" + name)
     data = None
@@ -221,7 +227,7 @@ def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
         return
     if unsure or not isinstance(data, _LITERALS):
         add(prefix + "data:" + name)
-    if unsure or data.__class__ is ast.Name or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
+    if unsure or not isinstance(data, _NOT_TENSOR_LISTS) or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
             and not any(e.__class__ is ast.Constant for e in data.elts):  # type: ignore[union-attr]
         add(prefix + "tensors:" + name)
 
