@@ -28,6 +28,7 @@ ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")  # what makes
 _UNSET = object()
 _configured: object = _UNSET  # the run's {python, src} settings (see ``configure``); _UNSET: ask the configuration
 _discovered: Dict[Tuple[str, Optional[str], Optional[str]], Optional["Environment"]] = {}
+_probed: Dict[Tuple[str, str], Optional[Environment]] = {}  # (location, origin) -> environment_at's answer
 
 
 def configure(python: Optional[str], src: Tuple[str, ...] = ()) -> None:
@@ -62,18 +63,27 @@ def for_file(path: str, python: object = _UNSET) -> Optional[Environment]:
     return _discovered[key]
 
 
+def _environment_at(location: str, origin: str) -> Optional[Environment]:
+    """``python_env.environment_at``, once per location and origin in a run (``for_file`` asks per
+    directory: 340 directories of torch's sources, one VIRTUAL_ENV)."""
+    key = (location, origin)
+    if key not in _probed:
+        _probed[key] = environment_at(location, origin)
+    return _probed[key]
+
+
 def _discover(directory: str, python: Optional[str], virtual_env: Optional[str]) -> Optional[Environment]:
     if python:
-        return environment_at(python, "python setting")  # a setting that names nothing: no environment
+        return _environment_at(python, "python setting")  # a setting that names nothing: no environment
     if virtual_env:
-        found = environment_at(virtual_env, "VIRTUAL_ENV")
+        found = _environment_at(virtual_env, "VIRTUAL_ENV")
         if found is not None:
             return found
     while True:
         for name in (".venv", "venv"):
             candidate = os.path.join(directory, name)
             if read_cfg(candidate) is not None:
-                found = environment_at(candidate, "project .venv")
+                found = _environment_at(candidate, "project .venv")
                 if found is not None:
                     return found
         parent = os.path.dirname(directory)
@@ -100,3 +110,4 @@ def fingerprint(environment: Optional[Environment]) -> str:
 def forget() -> None:
     """Discover afresh (a long-lived process whose environment may change)."""
     _discovered.clear()
+    _probed.clear()

@@ -120,7 +120,10 @@ class _Worker:
         if not self.inflight:
             self.since = time.monotonic()
         self.inflight.append(index)
-        self.conn.send((index, job))
+        try:
+            self.conn.send((index, job))
+        except OSError:  # it died since it last answered (its pipe is closed): the wait in ``run_isolated``
+            pass  # sees its sentinel, and ``retire`` fails the job it was running and hands these back
 
     def kill(self) -> None:
         if self.process.is_alive():
