@@ -96,7 +96,7 @@ LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[(?:[^\[\]]
                        + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\[")
 #: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
 #: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
-SNAPSHOT_WORDS = ("best", "old", "prev", "init", "orig", "before", "snapshot", "saved", "backup")
+SNAPSHOT_WORDS = ("best", "old", "prev", "init", "before", "snapshot", "saved", "backup")
 #: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, and nothing else.
 SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT
                   + r"detach" + GAP + r"\(" + GAP + r"\))?" + GAP + r"\)?[ \t]*(?:[#;\r\n]|\Z)")

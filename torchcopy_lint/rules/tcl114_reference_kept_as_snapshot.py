@@ -25,7 +25,7 @@ class ReferenceKeptAsSnapshot(AliasRule):
 
     Flagged where the reference is stored, only with intent: a "best so far" test
     (under ``if acc > best_acc:`` that rebinds ``best_acc``), a name that says
-    snapshot (``best``, ``old``, ``prev``, ``init``, ``orig``, ``before``, ``saved``,
+    snapshot (``best``, ``old``, ``prev``, ``init``, ``before``, ``saved``,
     ...), or a history or log container (``history``, ``loss_log``, ``records``);
     and only when the stored reference is read after the write, on the same path. A
     list of parameters read after ``step()`` (``params.append(p)``,
