@@ -31,6 +31,7 @@ def aggressive(monkeypatch):
     """Prune even tiny files and tiny statements, to exercise every pruning path on the fixtures."""
     monkeypatch.setattr(prune_module, "MIN_FILE_SIZE", 0)
     monkeypatch.setattr(prune_module, "LARGE_NODE", 40)
+    monkeypatch.setattr(prune_module, "LARGE_CLASS", 40)
 
 
 def test_fixtures_agree_when_pruned_aggressively(aggressive):

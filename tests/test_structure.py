@@ -36,6 +36,7 @@ def aggressive(monkeypatch):
     """Drop every inert statement that may be dropped, however small, and prune small files."""
     monkeypatch.setattr(structure, "DROP_MIN", 0)
     monkeypatch.setattr(prune_module, "MIN_FILE_SIZE", 0)
+    monkeypatch.setattr(prune_module, "LARGE_CLASS", 40)
 
 
 def test_fixtures_agree(aggressive):
@@ -166,16 +167,37 @@ def test_remembered_shapes_agree_with_fresh_ones(aggressive):
 
 def test_shapes_of_the_aliasing_and_conversion_rules():
     codes = [r.code for r in ALL_RULES]
-    assert _plan(b"y = x + 1\nprint(y)\n", codes).codes == {"TCL114"}  # TCL114 has no shape: always active
-    assert _plan(b"x.to(d)\n", codes).codes == {"TCL111", "TCL114"}
-    assert _plan(b"xs = [t] * 3\n", codes).codes == {"TCL112", "TCL114"}
-    assert _plan(b"xs = 3 * [t]\n", codes).codes == {"TCL112", "TCL114"}
-    assert _plan(b"xs = [1, 2] + [t]\n", codes).codes == {"TCL114"}
-    assert "TCL113" in _plan(b"from torch import from_numpy as f\nt = f(a)\n", codes).codes
-    assert "TCL115" in _plan(b"y = x.detach()\n", codes).codes
+    assert _plan(b"y = x + 1\nprint(y)\n", codes).codes == frozenset()
+    assert _plan(b"x.to(d)\n", codes).codes == {"TCL111"}
+    assert _plan(b"y = x.to(d)\nx.to(d).add_(1)\n", codes).codes == frozenset()  # not a statement of a conversion
+    assert _plan(b"xs = [t] * 3\n", codes).codes == frozenset()  # no element written in place: no hazard
+    for made in (b"xs = [t] * 3\n", b"xs = 3 * [t]\n"):
+        for write in (b"xs[0].add_(1)\n", b"xs[0][1] = 2\n", b"xs[1] += 1\n"):
+            assert _plan(made + write, codes).codes == {"TCL112"}, made + write
+    for constant in (b"xs = [0] * 3\n", b"xs = [None] * 3\n", b"xs = [1, 2] + [t]\n", b"xs = [a, b] * 2\n"):
+        assert _plan(constant + b"xs[0] += 1\n", codes).codes == frozenset(), constant
+    assert "TCL113" in _plan(b"from torch import from_numpy as f\nt = f(a)\nt.add_(1)\n", codes).codes
+    assert "TCL113" not in _plan(b"from torch import from_numpy as f\nt = f(a)\nprint(t)\n", codes).codes
+    assert _plan(b"y = x.detach()\nprint(y)\n", codes).codes == frozenset()
+    for alias in (b"y = x.detach()\n", b"y = x.data\n", b"y = x.detach().view(-1)\n", b"y = x.data[0]\n"):
+        for write in (b"y.zero_()\n", b"y[0] = 1\n", b"y += 1\n", b"torch.add(a, b, out=y)\n"):
+            assert _plan(alias + write, codes).codes == {"TCL115"}, alias + write
+    assert "TCL115" not in _plan(b"y = x.detach()\ny.requires_grad_()\n", codes).codes
+    # TCL114: a store with intent and a write (or a step), anywhere in the file
+    for store in (b"best = w\n", b"old = p.data\n", b"w_init = self.w.detach()\n", b"hist.append(x)\n",
+                  b"self.loss_log.append(x)\n", b"records[k] = x\n", b"if acc > best_acc:\n    best_acc = acc\n"):
+        assert _plan(store + b"w.add_(1)\n", codes).codes - {"TCL115"} == {"TCL114"}, store  # old = p.data: both
+        assert _plan(store + b"opt.step()\n", codes).codes - {"TCL115"} == {"TCL114"}, store
+        if not store.startswith(b"records["):  # a store into a container is itself a subscript write
+            assert _plan(store + b"w = w + 1\n", codes).codes == frozenset(), store
+    for no_intent in (b"y = w\n", b"best = w + 1\n", b"outputs.append(h)\n", b"if acc > thr:\n    y = w\n"):
+        assert "TCL114" not in _plan(no_intent + b"w.add_(1)\n", codes).codes, no_intent
     assert "TCL116" in _plan(b"import torch\nz = torch.zeros(3).cuda()\n", codes).codes
+    assert "TCL116" in _plan(b"from torch import ones as o\nz = o(3).float()\n", codes).codes
     assert "TCL116" not in _plan(b"import torch\nz = torch.randn(3).cuda()\n", codes).codes
+    assert "TCL116" not in _plan(b"import torch\nz = torch.zeros(3)\nw = x.cuda()\n", codes).codes
     assert "TCL117" in _plan(b"y = x.cpu().detach()\n", codes).codes
     assert "TCL117" not in _plan(b"y = x.detach().cpu()\n", codes).codes
     assert "TCL118" in _plan(b"y = x.clone().float()\n", codes).codes
+    assert "TCL118" not in _plan(b"y = x.clone()\nz = y.float()\n", codes).codes
     assert "TCL119" in _plan(b"init.zeros_(p.data)\n", codes).codes

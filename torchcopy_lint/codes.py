@@ -40,6 +40,22 @@ def word(name: str) -> str:
     return name + r"(?<!\w" + name + ")"
 
 
+#: Names the rules, their text triggers and the structural prefilter (structure.py) share; names only.
+#: A tensor's dtype casts with a `torch` dtype of the same name's meaning (`x.float()`: `dtype=torch.float`) ...
+CASTS = ("float", "half", "double", "bfloat16", "long", "int", "bool")
+#: ... the other casts (`x.byte()`: torch.uint8) and the device moves.
+MORE_CASTS = ("byte", "char", "short")
+DEVICE_MOVES = ("to", "cuda", "cpu")
+#: The conversions of TCL116-TCL118: a possible copy to another dtype or device.
+CONVERSION_METHODS = DEVICE_MOVES + CASTS + MORE_CASTS
+#: What TCL111 finds thrown away as a statement: conversions that return a new tensor, copies and views.
+DISCARDABLE_METHODS = DEVICE_MOVES + CASTS + ("contiguous", "detach", "clone")
+#: TCL116's creation functions of `torch`.
+CREATION_FUNCTIONS = ("zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "eye",
+                      "arange", "linspace", "tensor")
+#: Methods ending in `_` that do not write values (the aliasing rules' in-place writes are the others).
+NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "pin_memory_", "record_stream_"})
+
 #: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
 #: (not a literal list, number or string), with any GAP around the parenthesis.
 TENSOR_OF_NAME = word("tensor") + GAP + r"\(" + GAP + r"(?:[A-Za-z_(\-~]|[^\x00-\x7f])"
@@ -57,7 +73,7 @@ TENSORS_CALL = (r"tensor(?:(?<!\wtensor)|(?<=as_tensor)(?<!\was_tensor))"
 #: TCL108's call.
 COPY_CALL = word("copy") + GAP + DOT + call_of("copy")
 #: TCL111's call: a tensor conversion method (`.to(`, `.cuda(`, ... `.clone(`), any gap before the parenthesis.
-CONVERSIONS = r"(?:to|cuda|cpu|float|half|double|bfloat16|long|int|bool|contiguous|detach|clone)"
+CONVERSIONS = "(?:" + "|".join(DISCARDABLE_METHODS) + ")"
 CONVERSION_CALL = DOT + call_of(CONVERSIONS)
 #: TCL111's statement: a line that starts with a dotted name and its first conversion (`x.y.to(`, `x.long().cuda(`);
 #: the rule reports only such statements (a plain dotted receiver, at the start of its line; not in files with
@@ -79,7 +95,7 @@ CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|ar
 CREATION_CALL = "|".join(call_of(word(name) + r"(?:_like)?") for name in ("zeros", "ones", "full", "empty")) + "|" \
     + "|".join(call_of(word(name)) for name in ("eye", "arange", "linspace", "tensor")) + "|" + CREATION_ALIAS
 #: The dtype/device conversions of TCL116-TCL118 (a cast), and one right after a call's closing parenthesis (`f(..).to(`).
-CAST_CALL = DOT + call_of(r"(?:to|cuda|cpu|float|half|double|long|int|bool|bfloat16|byte|char|short)\b")
+CAST_CALL = DOT + call_of("(?:" + "|".join(CONVERSION_METHODS) + r")\b")
 CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
@@ -102,6 +118,14 @@ SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP +
                   + r"detach" + GAP + r"\(" + GAP + r"\))?" + GAP + r"\)?[ \t]*(?:[#;\r\n]|\Z)")
 HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
                  "trajectory", "trajectories", "snapshot", "snapshots", "tracked")
+#: Names that say a value is kept to be compared with later ones (a snapshot), not to follow them: a word of
+#: SNAPSHOT_WORDS starts the name or one of its `_` parts.
+SNAPSHOT_NAME = re.compile(r"(?:^|_)(?:best|old|prev|previous|init|initial|before|snapshot|saved|backup)(?:_|\d|$)"
+                           r"|^(?:best|old|prev|init)[A-Za-z]")
+#: Names of containers that record values over time (a history or a log): the name's last word.
+HISTORY_NAME = re.compile(r"(?:^|_)(?:%s)$" % "|".join(HISTORY_WORDS))
+#: Names compared and rebound in a "best so far" test.
+BEST_NAME = re.compile(r"best|lowest|highest")
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.

@@ -36,6 +36,9 @@ Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end 
 
 MIN_FILE_SIZE = 8_000  # below this, pruning does not pay for the ast parse
 LARGE_NODE = 16_000  # kept statements bigger than this are pruned inside
+LARGE_CLASS = 2_000  # kept classes (and guard blocks) bigger than this are pruned method by method
+#: Top-level statements whose blocks may hold definitions (`if TYPE_CHECKING:`, `try: import x`).
+_GUARDS = (ast.If, ast.Try, ast.With)
 # Conservative: anything that might assign a `self` attribute (what the semantic model reads for
 # `self.x`) keeps its method: `self.x = ...`, `self.x += ...`, `self.x: T`, `self.a, self.b = ...`, `self.x[k] = ...`.
 _SELF_WRITE = re.compile(
@@ -149,10 +152,14 @@ class _Pruner:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if not self.matches(text, node):
                 self.stub_body(node)
-            elif isinstance(node, ast.ClassDef) and len(text) > LARGE_NODE:
+            elif isinstance(node, ast.ClassDef) and len(text) > LARGE_CLASS:
                 self.prune_class(node)
             elif len(text) > LARGE_NODE:
                 self.shrink(node)
+        elif isinstance(node, _GUARDS) and len(text) > LARGE_CLASS and self.matches(text, node):
+            for block in _blocks(node):  # `if HAS_X:` / `try:` around definitions: each as if at the top level
+                for stmt in block:
+                    self.top_level(stmt)
         elif len(text) > LARGE_NODE:
             self.shrink(node)
 
@@ -162,7 +169,7 @@ class _Pruner:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if not self.matches(text, stmt) and not _SELF_WRITE.search(text):
                     self.stub_body(stmt)
-            elif isinstance(stmt, ast.ClassDef) and len(text) > LARGE_NODE // 4:
+            elif isinstance(stmt, ast.ClassDef) and len(text) > LARGE_CLASS:
                 if self.matches(text, stmt):
                     self.prune_class(stmt)
                 elif not _SELF_WRITE.search(text):
@@ -229,6 +236,12 @@ class _Pruner:
         for first_line, last_line in reversed(removed):
             del lines[first_line - 1:last_line]
         return b"".join(lines)
+
+
+def _blocks(node: ast.stmt) -> List[List[ast.stmt]]:
+    blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]  # type: ignore[attr-defined]
+    blocks += [handler.body for handler in getattr(node, "handlers", [])]
+    return blocks
 
 
 def _first_line(node: ast.AST) -> int:

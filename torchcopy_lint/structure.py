@@ -15,15 +15,10 @@ answers
   read what they bind or see them read what it binds.
 
 What a rule needs is declared here, importable without LibCST (as its text triggers in codes.py):
-``NEEDS[code]`` is a tuple of groups of *shape tokens*; a statement (or file) can hold a report of
-the rule only if it holds a token of every group. Tokens: ``call:NAME`` (a call of ``NAME(...)`` or
-``x.NAME(...)``, import aliases resolved: ``from copy import deepcopy as dc`` makes ``dc(...)`` a
-``call:deepcopy``), ``data:NAME`` / ``tensors:NAME`` (such a call whose data argument may be a tensor / a
-list of tensors), ``one_arg:NAME`` (``NAME(a)`` or ``m.NAME(a)``), ``method:NAME`` (``x.NAME(...)``),
-``detach_of:NAME`` (``NAME(...).detach()``, ``x.NAME(...).detach()``), ``attr:NAME`` (any ``x.NAME``),
-``data_write`` (``.data`` stored to, changed in place or passed to a function), ``form:augadd`` (``+=``),
-``form:add`` (a binary ``+``) and ``form:listmul`` (a list display times something). A rule with no entry is treated conservatively: it is
-active wherever its text triggers pass, and with it active no statement is dropped.
+``NEEDS[code]`` is a tuple of groups of *shape tokens* (shapes.py says what each token is); a file can
+hold a report of the rule only if it holds a token of every group (its top-level statements
+together: the store and the write of TCL114 may lie in two of them). A rule with no entry is treated
+conservatively: it is active wherever its text triggers pass, and with it active no statement is dropped.
 tests/test_structure.py compares linting with and without this on real files.
 """
 
@@ -34,7 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from .codes import KIND_EVIDENCE, compile_trigger
+from .codes import CONVERSION_METHODS, CREATION_FUNCTIONS, KIND_EVIDENCE, compile_trigger
+from .shapes import Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
 
@@ -42,12 +38,6 @@ Needs = Tuple[FrozenSet[str], ...]
 def _needs(*groups: Iterable[str]) -> Needs:
     return tuple(frozenset(group) for group in groups)
 
-
-#: The dtype/device conversion methods (TCL111, TCL116-TCL118) and TCL116's creation functions.
-_CONVERSIONS = ("to", "cuda", "cpu", "float", "half", "double", "bfloat16", "long", "int", "bool", "byte", "char",
-                "short")
-_CREATIONS = tuple(n + s for n in ("zeros", "ones", "full", "empty") for s in ("", "_like")) + (
-    "eye", "arange", "linspace", "tensor")
 
 #: Per rule: the groups of shape tokens a statement must hold (one of each group) to hold a report.
 NEEDS: Dict[str, Needs] = {
@@ -62,15 +52,14 @@ NEEDS: Dict[str, Needs] = {
     "TCL109": _needs({"method:state_dict"}),  # best = model.state_dict()
     # `total += loss` / `total = total + loss` / `losses.append(loss)` in the loop that calls `loss.backward()`
     "TCL110": _needs({"method:backward"}, {"method:append", "form:augadd", "form:add"}),
-    # a conversion method's call as a statement: `x.to(device)`
-    "TCL111": _needs({"method:" + m for m in _CONVERSIONS + ("contiguous", "detach", "clone")}),
-    "TCL112": _needs({"form:listmul"}),  # xs = [t] * n / n * [t] (reported where the list is made)
-    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray"}),  # the bridge
-    # TCL114 reports where a plain reference is stored (`best = w`), a statement with no shape: no entry.
-    "TCL115": _needs({"method:detach", "attr:data"}),  # y = x.detach() / x.data
-    "TCL116": _needs({"method:" + m for m in _CONVERSIONS}, {"call:" + c for c in _CREATIONS}),  # zeros(n).to(d)
-    "TCL117": _needs({"detach_of:" + m for m in _CONVERSIONS}),  # x.cpu().detach()
-    "TCL118": _needs({"method:clone", "call:clone"}, {"method:" + m for m in _CONVERSIONS}),  # x.clone().to(d)
+    "TCL111": _needs({"stmt_conversion"}),  # a conversion method's call as a statement: `x.to(device)`
+    "TCL112": _needs({"listmul_one"}, {"write"}),  # xs = [t] * n, then xs[i].add_(1)
+    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray"}, {"write"}),  # the bridge
+    "TCL114": _needs({"keep_store"}, {"write"}),  # best = w / hist.append(x), then w.add_(1)
+    "TCL115": _needs({"detach_alias"}, {"write"}),  # y = x.detach(), then y.zero_()
+    "TCL116": _needs({"conv_of:" + c for c in CREATION_FUNCTIONS}),  # torch.zeros(n).to(d)
+    "TCL117": _needs({"detach_of:" + m for m in CONVERSION_METHODS}),  # x.cpu().detach()
+    "TCL118": _needs({"conv_of:clone"}),  # x.clone().to(d)
     "TCL119": _needs({"data_write"}),  # TCL104's writes, where no graph can be live
 }
 
@@ -81,156 +70,13 @@ NEEDS: Dict[str, Needs] = {
 SEGMENT_EVIDENCE: Dict[str, Optional[str]] = {
     "TCL101": KIND_EVIDENCE, "TCL102": KIND_EVIDENCE, "TCL103": None, "TCL104": None, "TCL105": None,
     "TCL106": None, "TCL107": KIND_EVIDENCE, "TCL108": KIND_EVIDENCE, "TCL109": None,
+    # a hazard's alias, write and read lie in one scope (semantic/storage.py): one segment holds all of them
+    **{code: KIND_EVIDENCE for code in ("TCL111", "TCL112", "TCL113", "TCL114", "TCL115", "TCL116", "TCL117",
+                                        "TCL118")},
 }
 
 DROP_MIN = 2_000  # bytes: smaller statements cost LibCST little, and are kept (fewer line maps)
 _MANY_NAMES = 32  # above this many distinct names, one scan of the file's words instead of one per name
-
-_INERT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
-# Nodes that make a statement more than data: scopes, walrus bindings, calls (side effects the
-# semantic model may read: `xs.append(t)`), generators.
-_ACTIVE = frozenset({ast.Call, ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                     ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom})
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
-_CONTEXTS = (ast.Load, ast.Store, ast.Del)
-
-
-def _fields(cls: type) -> Tuple[str, ...]:
-    found = _FIELDS.get(cls)
-    if found is None:
-        found = _FIELDS[cls] = tuple(cls._fields)  # type: ignore[attr-defined]
-    return found
-
-
-@dataclass
-class Shape:
-    """What one top-level statement holds: shape tokens, its Name identifiers, whether it is inert."""
-
-    tokens: Set[str]
-    names: Set[str]
-    inert: bool
-
-
-def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
-    """Walk ``statement`` once (iteratively: no recursion limit); ``aliases`` collects local import
-    names -> the name they import (``import a.b as c``: c -> b; ``from m import x as y``: y -> x)."""
-    tokens: Set[str] = set()
-    names: Set[str] = set()
-    inert = isinstance(statement, _INERT_STATEMENTS)
-    add, add_name = tokens.add, names.add
-    Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
-    AST = ast.AST
-    stack: List[ast.AST] = [statement]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        cls = node.__class__
-        if cls is Name:
-            add_name(node.id)  # type: ignore[attr-defined]
-            continue
-        if cls is Attribute:
-            add("attr:" + node.attr)  # type: ignore[attr-defined]
-            if node.attr == "data" and node.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
-                add("data_write")  # p.data = v, p.data += v
-        elif cls is Call:
-            _call_shapes(node, add)  # type: ignore[arg-type]
-        elif cls is ast.Subscript:
-            if node.ctx.__class__ is ast.Store and _is_data(node.value):  # type: ignore[attr-defined]
-                add("data_write")  # p.data[i] = v
-        elif cls is ast.AugAssign:
-            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
-                add("form:augadd")
-        elif cls is ast.BinOp:
-            op = node.op.__class__  # type: ignore[attr-defined]
-            if op is ast.Add:
-                add("form:add")
-            elif op is ast.Mult and (node.left.__class__ is ast.List  # type: ignore[attr-defined]
-                                     or node.right.__class__ is ast.List):  # type: ignore[attr-defined]
-                add("form:listmul")  # [t] * n, n * [t]
-        elif cls is ast.Import or cls is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.asname:
-                    aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
-        if inert and cls in _ACTIVE:
-            inert = False
-        for name in _fields(cls):
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, AST) and item.__class__ is not Constant:
-                        push(item)
-            elif isinstance(value, AST) and value.__class__ is not Constant and not isinstance(value, _CONTEXTS):
-                push(value)
-    return Shape(tokens, names, inert)
-
-
-# What a call's data argument (the first positional one, or ``data=``) may be for the semantic model to
-# call it a tensor: not a literal (a number, a string, a display, a comprehension).
-_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
-             ast.DictComp, ast.GeneratorExp)
-
-
-# What a call's data argument cannot be for TCL107 (a list of tensors): a constant, a string, a dict, a set, or a
-# list/tuple display (those count when they are not empty and hold no constant). Anything else may be one:
-# a name, `list(...)`, a comprehension, an attribute, a subscript.
-_NOT_TENSOR_LISTS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.DictComp, ast.Set, ast.SetComp, ast.List, ast.Tuple)
-
-
-def _is_data(node: ast.AST) -> bool:
-    return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
-
-
-def _call_shapes(call: ast.Call, add) -> None:
-    func = call.func
-    arity = len(call.args) + len(call.keywords)
-    if func.__class__ is ast.Attribute:
-        name = func.attr  # type: ignore[attr-defined]
-        add("method:" + name)
-        _call_tokens(call, name, "", add)
-        if arity == 1 and func.value.__class__ is ast.Name:  # type: ignore[attr-defined]
-            add("one_arg:" + name)  # copy.copy(t)
-        if _is_data(func.value) and name.endswith("_") and not name.startswith("__"):  # type: ignore[attr-defined]
-            add("data_write")  # p.data.add_(v)
-        inner = func.value  # type: ignore[attr-defined]
-        if name == "detach" and arity == 0 and inner.__class__ is ast.Call:  # t.clone().detach()
-            if inner.func.__class__ is ast.Attribute:
-                add("detach_of:" + inner.func.attr)
-            elif inner.func.__class__ is ast.Name:
-                add("detach_of:" + inner.func.id)
-                add("name_detach_of:" + inner.func.id)
-    elif func.__class__ is ast.Name:
-        name = func.id  # type: ignore[attr-defined]
-        for prefix in ("", "name_"):
-            _call_tokens(call, name, prefix, add)
-            if arity == 1:
-                add(prefix + "one_arg:" + name)
-    if any(_is_data(a) for a in call.args[:1]) or any(_is_data(k.value) for k in call.keywords):
-        add("data_write")  # torch.nn.init.zeros_(p.data): a function may write it
-
-
-def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
-    """``call:NAME``; ``data:NAME`` when its data argument may be a tensor (TCL101: ``torch.tensor(t)``);
-    ``tensors:NAME`` when it may be a list of tensors (TCL107: anything but a constant, a dict or set, or a
-    list/tuple display that is empty or holds a constant). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
-    which ``resolved`` turns into tokens of what an import alias stands for."""
-    add(prefix + "call:" + name)
-    data = None
-    unsure = bool(call.args) and call.args[0].__class__ is ast.Starred
-    if call.args and not unsure:
-        data = call.args[0]
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            unsure = True
-        elif keyword.arg == "data" and data is None:
-            data = keyword.value
-    if data is None and not unsure:
-        return
-    if unsure or not isinstance(data, _LITERALS):
-        add(prefix + "data:" + name)
-    if unsure or not isinstance(data, _NOT_TENSOR_LISTS) or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
-            and not any(e.__class__ is ast.Constant for e in data.elts):  # type: ignore[union-attr]
-        add(prefix + "tensors:" + name)
-
 
 def resolved(tokens: Set[str], aliases: Dict[str, str]) -> Set[str]:
     """``tokens`` with calls of import aliases counted as calls of what they import."""

@@ -7,25 +7,14 @@ file, only in files with such a finding), not per finding.
 
 from __future__ import annotations
 
-import re
 from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from ..codes import HISTORY_WORDS
 from ..diagnostics import Applicability
 from ..engine import NodeFix, Rule, Violation
 from ..imports import dotted_name
 from ..positions import holder_of, positions_of
-
-#: Names that say a value is kept to be compared with later ones (a snapshot), not to follow them: a word of
-#: codes.SNAPSHOT_WORDS starts the name or one of its `_` parts (the prefilter looks for the same words).
-SNAPSHOT_NAME = re.compile(r"(?:^|_)(?:best|old|prev|previous|init|initial|before|snapshot|saved|backup)(?:_|\d|$)"
-                           r"|^(?:best|old|prev|init)[A-Za-z]")
-#: Names of containers that record values over time (a history or a log): the name's last word.
-HISTORY_NAME = re.compile(r"(?:^|_)(?:%s)$" % "|".join(HISTORY_WORDS))
-#: Names compared and rebound in a "best so far" test.
-BEST_NAME = re.compile(r"best|lowest|highest")
 
 
 class AliasRule(Rule):

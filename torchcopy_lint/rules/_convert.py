@@ -9,6 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ..codes import CONVERSION_METHODS
 from ..engine import FileContext
 
 #: ``x.float()`` ... and the attribute of ``torch`` that names the dtype each converts to.
@@ -17,7 +18,7 @@ CAST_DTYPES = {
     "bfloat16": "bfloat16", "byte": "uint8", "char": "int8", "short": "short",
 }
 #: Conversions that may copy: to another dtype (``CAST_DTYPES``), device (``cpu``/``cuda``) or both (``to``).
-CONVERSIONS = frozenset(CAST_DTYPES) | {"to", "cpu", "cuda"}
+CONVERSIONS = frozenset(CONVERSION_METHODS)
 
 
 def conversion_name(node: cst.Call) -> Optional[str]:

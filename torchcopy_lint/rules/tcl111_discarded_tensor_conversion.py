@@ -7,18 +7,17 @@ from typing import Optional
 
 import libcst as cst
 
-from ..codes import CONVERSION_CALL, KIND_EVIDENCE, TRIGGERS
+from ..codes import CONVERSION_CALL, DEVICE_MOVES, DISCARDABLE_METHODS, KIND_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
 from ..notebook.program import PREAMBLE
 from ..semantic import Kind
 from ..semantic.syntax import all_params
 
-CONVERSIONS = frozenset(
-    "to cuda cpu float half double bfloat16 long int bool contiguous detach clone".split())
+CONVERSIONS = frozenset(DISCARDABLE_METHODS)
 #: A conversion's `receiver.method` as the trigger admits it (gaps after the dot only).
 _DOTTED_CALL = re.compile(r"[A-Za-z_][\w.]*\.[ \t\f]*(?:\\\r?\n[ \t\f]*)*\w+")
-_DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+_DEVICE_MOVES = frozenset(DEVICE_MOVES)
 _PREAMBLE = PREAMBLE.strip()  # a notebook's cells, linted as one program (notebook/program.py)
 _CELL_MARKER = "# torchcopy-lint cell "
 

@@ -81,7 +81,7 @@ class ListOfOneTensor(AliasRule):
         element = listed.elements[0].value
         target = assign.targets[0].target
         key = dotted_name(target)
-        if key is None or self.context.kind_of(element) is not Kind.TENSOR:
+        if key is None:
             return
         scope = self._flow_scope()
         binding = binding_at(scope, key, target) if scope is not None else None
@@ -94,8 +94,8 @@ class ListOfOneTensor(AliasRule):
                for cfg in range(len(flow.cfg_nodes)) for w in storage.writes_at(flow, cfg)):
             return  # elements are rebound somewhere: the slots are filled, not shared
         hazard = storage.hazard(flow, binding.cfg, [side], [side], items=1)
-        if hazard is None:
-            return
+        if hazard is None or self.context.kind_of(element) is not Kind.TENSOR:
+            return  # the kind last: it may read other modules
         detail = f"an element of `{key}` is written in place at line {{write}}"
         self.report_hazard(node, hazard, detail, replacement=self._fix(element, count))
 

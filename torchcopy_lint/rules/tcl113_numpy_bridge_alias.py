@@ -70,7 +70,7 @@ class NumpyBridgeAlias(AliasRule):
                 inner = found[0]
             expr = found[1]
         key = dotted_name(expr)
-        if bridge is None or key is None or not self._known_side(inner, expr):
+        if bridge is None or key is None:
             return
         read = self.context.read(expr)
         binding = binding_at(read, dotted_name(target), target) if read is not None else None
@@ -81,8 +81,8 @@ class NumpyBridgeAlias(AliasRule):
         hazard = storage.hazard(flow, read.cfg, [alias], [source])
         written, seen = (name_of(target), key) if hazard is not None else (key, name_of(target))
         hazard = hazard or storage.hazard(flow, read.cfg, [source], [alias])
-        if hazard is None:
-            return
+        if hazard is None or not self._known_side(inner, expr):
+            return  # the kind last: it may read other modules
         detail = f"`{written}` written in place at line {{write}}, `{seen}` read at line {{read}}"
         self.report_hazard(bridge[1], hazard, detail, replacement=self._fix(*bridge))
 

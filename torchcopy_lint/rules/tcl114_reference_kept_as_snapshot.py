@@ -6,10 +6,10 @@ from typing import Optional
 
 import libcst as cst
 
-from ..codes import TRIGGERS
+from ..codes import BEST_NAME, HISTORY_NAME, SNAPSHOT_NAME, TRIGGERS
 from ..imports import dotted_name
 from ..semantic import Kind
-from ._alias import BEST_NAME, HISTORY_NAME, SNAPSHOT_NAME, AliasRule, binding_at, name_of
+from ._alias import AliasRule, binding_at, name_of
 from ._build import method
 
 _COMPARE = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
@@ -64,7 +64,8 @@ class ReferenceKeptAsSnapshot(AliasRule):
         target = node.targets[0].target
         if isinstance(target, cst.Subscript):
             container = target.value
-            if dotted_name(container) is not None and self._is_container(container):
+            name = dotted_name(container)
+            if name is not None and _may_intend(name) and self._is_container(container):
                 self._stored(node.value, container, None)
             return
         key = dotted_name(target)
@@ -82,13 +83,12 @@ class ReferenceKeptAsSnapshot(AliasRule):
 
     def _stored(self, value: cst.BaseExpression, container: Optional[cst.BaseExpression],
                 target: Optional[cst.BaseExpression]) -> None:
+        if container is not None and not _may_intend(dotted_name(container) or ""):
+            return  # outputs.append(h): no intent (asked before the kinds, which may read other modules)
         storage = self.context.semantic.storage
         source, hows = storage.root(value)
         key = dotted_name(source)
         if key is None or "numpy" in hows or "asarray" in hows or any(h in ("from_numpy", "as_tensor") for h in hows):
-            return
-        kind = self.context.value_of(source).kind
-        if not kind.is_tensor:
             return
         read = self.context.read(source)
         if read is None:
@@ -97,7 +97,7 @@ class ReferenceKeptAsSnapshot(AliasRule):
         if container is not None:
             name = dotted_name(container)
             holder_read = self.context.read(container)
-            if holder_read is None or not self._container_intent(name, kind):
+            if holder_read is None:
                 return
             holder = storage.side_of_read(holder_read)
         else:
@@ -106,10 +106,17 @@ class ReferenceKeptAsSnapshot(AliasRule):
             if binding is None:
                 return
             holder = storage.side_of_binding(binding)
-        hazard = storage.hazard(flow, read.cfg, [storage.side_of_read(read)], [holder],
-                                param_written=kind is Kind.PARAMETER)
+        # The flow first, the kind after: the kind may read other modules, and most stores have no hazard.
+        hazard = storage.hazard(flow, read.cfg, [storage.side_of_read(read)], [holder], param_written=True)
         if hazard is None:
             return
+        kind = self.context.value_of(source).kind
+        if not kind.is_tensor or container is not None and not self._container_intent(name, kind):
+            return
+        if kind is not Kind.PARAMETER:  # an optimizer's step writes parameters only
+            hazard = storage.hazard(flow, read.cfg, [storage.side_of_read(read)], [holder])
+            if hazard is None:
+                return
         what = "stepped by the optimizer" if hazard[0].key is None else "written in place"
         detail = f"`{key}` {what} at line {{write}}, `{name}` read at line {{read}}"
         self.report_hazard(value, hazard, detail, replacement=self._fix(value, hows))
@@ -148,6 +155,12 @@ class ReferenceKeptAsSnapshot(AliasRule):
         if hows and hows[0] in ("detach", "data"):
             return method(value, "clone")
         return method(method(value, "detach"), "clone")
+
+
+def _may_intend(name: str) -> bool:
+    """A container name ``_container_intent`` may accept, whatever the kind of what is stored."""
+    last = name.split(".")[-1]
+    return bool(SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last))
 
 
 def _literal_container(value) -> bool:

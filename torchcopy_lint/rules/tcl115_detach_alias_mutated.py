@@ -67,8 +67,6 @@ class DetachAliasMutated(AliasRule):
         key = dotted_name(source)
         if key is None or key.split(".")[0] in ("self", "cls"):
             return
-        if self.context.value_of(source).kind is not Kind.TENSOR:
-            return  # parameters (intended updates), unknown values: silent
         read = self.context.read(source)
         binding = binding_at(read, dotted_name(target), target) if read is not None else None
         if binding is None:
@@ -76,8 +74,8 @@ class DetachAliasMutated(AliasRule):
         storage = self.context.semantic.storage
         flow = read.scope.flow
         hazard = storage.hazard(flow, read.cfg, [storage.side_of_binding(binding)], [storage.side_of_read(read)])
-        if hazard is None:
-            return
+        if hazard is None or self.context.value_of(source).kind is not Kind.TENSOR:
+            return  # parameters (intended updates), unknown values: silent (asked last: it may read other modules)
         detail = f"`{name_of(target)}` written in place at line {{write}}, `{key}` read at line {{read}}"
         self.report_hazard(alias, hazard, detail, replacement=method(alias, "clone"))
 

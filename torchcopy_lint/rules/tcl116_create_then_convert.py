@@ -6,7 +6,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
-from ..codes import CREATION_ALIAS, TRIGGERS
+from ..codes import CASTS, CREATION_ALIAS, CREATION_FUNCTIONS, TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
 from ..imports import dotted_name
@@ -16,9 +16,8 @@ from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
 from ._exact import DEVICE_EXACT, classify, cuda_device, dtype_name, fill_range, integer, same_values
 
-_CREATORS = frozenset("zeros ones full empty eye arange linspace tensor zeros_like ones_like full_like "
-                      "empty_like".split())
-_CASTS = frozenset("float half double long int bool bfloat16".split())
+_CREATORS = frozenset(CREATION_FUNCTIONS)
+_CASTS = frozenset(CASTS)
 #: Creation keywords that make a moved device or dtype mean something else: no fix.
 _KEEP = ("requires_grad", "pin_memory")
 

@@ -50,6 +50,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from ..codes import NOT_WRITES
 from ..imports import dotted_name
 from .kinds import Kind, known
 
@@ -61,8 +62,6 @@ VIEW_ATTRIBUTES = frozenset({"data", "T", "mT"})
 #: Functions that share the memory of their (first) argument when called with it alone.
 SHARING_FUNCTIONS = {"torch.from_numpy": "from_numpy", "torch.as_tensor": "as_tensor", "numpy.asarray": "asarray",
                      "torch.asarray": "as_tensor"}
-#: Methods ending in `_` that do not write values.
-NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "pin_memory_", "record_stream_"})
 #: Attributes and methods whose reading does not observe the values.
 METADATA = frozenset("""shape dtype device ndim size dim numel ndimension nelement is_cuda requires_grad grad
     grad_fn is_leaf layout names stride element_size data_ptr itemsize nbytes is_contiguous""".split())

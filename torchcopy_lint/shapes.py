@@ -1,0 +1,285 @@
+"""Shape tokens: what one top-level statement holds, read from CPython's ``ast`` (structure.py's input).
+
+``shape_of`` walks a statement once and collects tokens that say which call shapes, attribute names and
+statement forms occur in it; structure.NEEDS says which tokens each rule needs. Every token is a
+superset of what its rule reports: the rule's own visitor (on LibCST) asks more, never less.
+
+- ``call:NAME`` (a call of ``NAME(...)`` or ``x.NAME(...)``; ``name_call:NAME`` for a plain name, which
+  ``structure.resolved`` maps through import aliases), ``data:NAME`` / ``tensors:NAME`` (such a call whose
+  data argument may be a tensor / a list of tensors), ``one_arg:NAME``, ``method:NAME`` (``x.NAME(...)``),
+  ``detach_of:NAME`` (``NAME(...).detach()``), ``attr:NAME`` (any ``x.NAME``);
+- ``conv_of:NAME``: a dtype/device conversion (codes.CONVERSION_METHODS) called on the result of a call of
+  ``NAME`` (``torch.zeros(n).to(d)``, ``x.clone().float()``: TCL116, TCL118);
+- ``data_write``: ``.data`` stored to, changed in place or passed to a function (TCL104, TCL119);
+- ``write``: an in-place write as semantic/storage.py counts one: a method or function ending in ``_``
+  (not codes.NOT_WRITES), a subscript assignment, an augmented assignment, ``out=``, a ``step()`` call;
+- ``stmt_conversion``: a statement that is a conversion call and nothing else (``x.to(d)``: TCL111);
+- ``listmul_one``: ``name = [e] * n`` / ``n * [e]``, one element that is not a constant (TCL112);
+- ``detach_alias``: ``name = x.detach()`` / ``x.data`` (views allowed around it: TCL115);
+- ``keep_store``: TCL114's intent: a snapshot-named name assigned a plain reference, a store into or an
+  ``append`` to a snapshot- or history-named container, a "best so far" comparison;
+- ``form:augadd`` (``+=``) and ``form:add`` (a binary ``+``): TCL110.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+from .codes import BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, NOT_WRITES, SNAPSHOT_NAME
+
+_CONVERSION_SET = frozenset(CONVERSION_METHODS)
+_DISCARDABLE_SET = frozenset(DISCARDABLE_METHODS)
+_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
+
+_INERT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
+# Nodes that make a statement more than data: scopes, walrus bindings, calls (side effects the
+# semantic model may read: `xs.append(t)`), generators.
+_ACTIVE = frozenset({ast.Call, ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                     ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom})
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+_CONTEXTS = (ast.Load, ast.Store, ast.Del)
+
+
+def _fields(cls: type) -> Tuple[str, ...]:
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = tuple(cls._fields)  # type: ignore[attr-defined]
+    return found
+
+
+@dataclass
+class Shape:
+    """What one top-level statement holds: shape tokens, its Name identifiers, whether it is inert."""
+
+    tokens: Set[str]
+    names: Set[str]
+    inert: bool
+
+
+def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
+    """Walk ``statement`` once (iteratively: no recursion limit); ``aliases`` collects local import
+    names -> the name they import (``import a.b as c``: c -> b; ``from m import x as y``: y -> x)."""
+    tokens: Set[str] = set()
+    names: Set[str] = set()
+    inert = isinstance(statement, _INERT_STATEMENTS)
+    add, add_name = tokens.add, names.add
+    Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
+    AST = ast.AST
+    stack: List[ast.AST] = [statement]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls is Name:
+            add_name(node.id)  # type: ignore[attr-defined]
+            continue
+        if cls is Attribute:
+            add("attr:" + node.attr)  # type: ignore[attr-defined]
+            if node.attr == "data" and node.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
+                add("data_write")  # p.data = v, p.data += v
+        elif cls is Call:
+            _call_shapes(node, add)  # type: ignore[arg-type]
+        elif cls is ast.Subscript:
+            if node.ctx.__class__ is ast.Store and _is_data(node.value):  # type: ignore[attr-defined]
+                add("data_write")  # p.data[i] = v
+        elif cls is ast.Assign:
+            _assign_shapes(node, add)  # type: ignore[arg-type]
+        elif cls is ast.Expr:
+            _expression_statement_shapes(node.value, add)  # type: ignore[attr-defined]
+        elif cls is ast.AugAssign:
+            add("write")
+            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
+                add("form:augadd")
+        elif cls is ast.BinOp:
+            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
+                add("form:add")
+        elif cls is ast.If:
+            _best_so_far(node.test, add)  # type: ignore[attr-defined]
+        elif cls is ast.keyword:
+            if node.arg == "out":  # type: ignore[attr-defined]
+                add("write")
+        elif cls is ast.Import or cls is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
+        if inert and cls in _ACTIVE:
+            inert = False
+        for name in _fields(cls):
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, AST) and item.__class__ is not Constant:
+                        push(item)
+            elif isinstance(value, AST) and value.__class__ is not Constant and not isinstance(value, _CONTEXTS):
+                push(value)
+    return Shape(tokens, names, inert)
+
+
+# What a call's data argument (the first positional one, or ``data=``) may be for the semantic model to
+# call it a tensor: not a literal (a number, a string, a display, a comprehension).
+_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+             ast.DictComp, ast.GeneratorExp)
+
+
+# What a call's data argument cannot be for TCL107 (a list of tensors): a constant, a string, a dict, a set, or a
+# list/tuple display (those count when they are not empty and hold no constant). Anything else may be one:
+# a name, `list(...)`, a comprehension, an attribute, a subscript.
+_NOT_TENSOR_LISTS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.DictComp, ast.Set, ast.SetComp, ast.List, ast.Tuple)
+
+
+def _is_data(node: ast.AST) -> bool:
+    return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
+
+
+def _call_shapes(call: ast.Call, add) -> None:
+    func = call.func
+    arity = len(call.args) + len(call.keywords)
+    if func.__class__ is ast.Attribute:
+        name = func.attr  # type: ignore[attr-defined]
+        add("method:" + name)
+        if name == "step" or _in_place(name):
+            add("write")
+        if name in _CONVERSION_SET and func.value.__class__ is ast.Call:  # type: ignore[attr-defined]
+            made = func.value.func  # type: ignore[attr-defined]
+            if made.__class__ is ast.Attribute:
+                add("conv_of:" + made.attr)
+            elif made.__class__ is ast.Name:
+                add("conv_of:" + made.id)
+                add("name_conv_of:" + made.id)
+        _call_tokens(call, name, "", add)
+        if arity == 1 and func.value.__class__ is ast.Name:  # type: ignore[attr-defined]
+            add("one_arg:" + name)  # copy.copy(t)
+        if _is_data(func.value) and name.endswith("_") and not name.startswith("__"):  # type: ignore[attr-defined]
+            add("data_write")  # p.data.add_(v)
+        inner = func.value  # type: ignore[attr-defined]
+        if name == "detach" and arity == 0 and inner.__class__ is ast.Call:  # t.clone().detach()
+            if inner.func.__class__ is ast.Attribute:
+                add("detach_of:" + inner.func.attr)
+            elif inner.func.__class__ is ast.Name:
+                add("detach_of:" + inner.func.id)
+                add("name_detach_of:" + inner.func.id)
+    elif func.__class__ is ast.Name:
+        name = func.id  # type: ignore[attr-defined]
+        if _in_place(name):
+            add("write")  # torch.nn.init.zeros_(w) imported by name
+        for prefix in ("", "name_"):
+            _call_tokens(call, name, prefix, add)
+            if arity == 1:
+                add(prefix + "one_arg:" + name)
+    if any(_is_data(a) for a in call.args[:1]) or any(_is_data(k.value) for k in call.keywords):
+        add("data_write")  # torch.nn.init.zeros_(p.data): a function may write it
+
+
+def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
+    """``call:NAME``; ``data:NAME`` when its data argument may be a tensor (TCL101: ``torch.tensor(t)``);
+    ``tensors:NAME`` when it may be a list of tensors (TCL107: anything but a constant, a dict or set, or a
+    list/tuple display that is empty or holds a constant). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
+    which ``resolved`` turns into tokens of what an import alias stands for."""
+    add(prefix + "call:" + name)
+    data = None
+    unsure = bool(call.args) and call.args[0].__class__ is ast.Starred
+    if call.args and not unsure:
+        data = call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            unsure = True
+        elif keyword.arg == "data" and data is None:
+            data = keyword.value
+    if data is None and not unsure:
+        return
+    if unsure or not isinstance(data, _LITERALS):
+        add(prefix + "data:" + name)
+    if unsure or not isinstance(data, _NOT_TENSOR_LISTS) or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
+            and not any(e.__class__ is ast.Constant for e in data.elts):  # type: ignore[union-attr]
+        add(prefix + "tensors:" + name)
+
+
+def _in_place(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
+
+
+def _last_part(expr: ast.AST) -> Optional[str]:
+    """The last name of a dotted chain (``b`` of ``self.a.b``); None for anything else."""
+    last = None
+    while expr.__class__ is ast.Attribute:
+        last = last or expr.attr  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if expr.__class__ is not ast.Name:
+        return None
+    return last or expr.id  # type: ignore[attr-defined]
+
+
+def _plain_reference(value: ast.AST) -> bool:
+    """``w``, ``self.w``, ``w.data`` or ``w.detach()`` (TCL114's snapshot values)."""
+    if value.__class__ is ast.Call and not value.args and not value.keywords \
+            and value.func.__class__ is ast.Attribute and value.func.attr == "detach":  # type: ignore[attr-defined]
+        value = value.func.value  # type: ignore[attr-defined]
+    return _last_part(value) is not None
+
+
+def _assign_shapes(node: ast.Assign, add) -> None:
+    targets = node.targets
+    if any(t.__class__ is ast.Subscript for t in targets):
+        add("write")  # x[i] = v
+    if len(targets) != 1:
+        return
+    target, value = targets[0], node.value
+    if target.__class__ is ast.Subscript:
+        last = _last_part(target.value)  # type: ignore[attr-defined]
+        if last is not None and (SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last)):
+            add("keep_store")  # log[k] = x
+        return
+    last = _last_part(target)
+    if last is None:
+        return
+    if SNAPSHOT_NAME.search(last) and _plain_reference(value):
+        add("keep_store")  # best = w
+    if value.__class__ is ast.BinOp and value.op.__class__ is ast.Mult \
+            and (_one_element(value.left) or _one_element(value.right)):  # type: ignore[attr-defined]
+        add("listmul_one")  # xs = [t] * n
+    while True:  # y = x.detach(), y = x.data[0], y = x.detach().view(-1)
+        cls = value.__class__
+        if cls is ast.Call:
+            value = value.func  # type: ignore[attr-defined]
+            if value.__class__ is not ast.Attribute:
+                return
+            cls = ast.Attribute
+        if cls is ast.Attribute:
+            if value.attr in ("detach", "data"):  # type: ignore[attr-defined]
+                add("detach_alias")
+                return
+            value = value.value  # type: ignore[attr-defined]
+        elif cls is ast.Subscript:
+            value = value.value  # type: ignore[attr-defined]
+        else:
+            return
+
+
+def _one_element(side: ast.AST) -> bool:
+    return side.__class__ is ast.List and len(side.elts) == 1 \
+        and side.elts[0].__class__ not in (ast.Constant, ast.Starred)  # type: ignore[attr-defined]
+
+
+def _expression_statement_shapes(value: ast.AST, add) -> None:
+    if value.__class__ is not ast.Call or value.func.__class__ is not ast.Attribute:  # type: ignore[attr-defined]
+        return
+    func = value.func  # type: ignore[attr-defined]
+    if func.attr in _DISCARDABLE_SET:
+        add("stmt_conversion")  # x.to(device)
+    elif func.attr == "append":
+        last = _last_part(func.value)
+        if last is not None and (SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last)):
+            add("keep_store")  # history.append(x)
+
+
+def _best_so_far(test: ast.AST, add) -> None:
+    """``if acc > best_acc:`` (TCL114: the stores in its body keep "the best" by reference)."""
+    if test.__class__ is not ast.Compare or not any(op.__class__ in _COMPARISONS for op in test.ops):  # type: ignore[attr-defined]
+        return
+    for operand in (test.left, *test.comparators):  # type: ignore[attr-defined]
+        last = _last_part(operand)
+        if last is not None and BEST_NAME.search(last):
+            add("keep_store")
+            return
