@@ -8,6 +8,7 @@ how many files reached LibCST with it. Exit status 1 when any file differs.
 
     python benchmarks/structure_check.py                           # the whole corpus
     python benchmarks/structure_check.py ~/.cache/torchcopy-lint/corpus/torch-2.13.0 --drop-min 0
+    python benchmarks/structure_check.py --full-reference         # pruning too: against the whole file's parse
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def main() -> int:
     parser.add_argument("roots", nargs="*", type=Path, help="directories (default: the corpus)")
     parser.add_argument("--drop-min", type=int, default=None, help="structure.DROP_MIN (0: drop any inert statement)")
     parser.add_argument("--unpruned", action="store_true", help="compare unpruned parses (the editor's path)")
+    parser.add_argument("--full-reference", action="store_true",
+                        help="compare with the full parse: without the structural prefilter and without pruning")
     args = parser.parse_args()
     if args.drop_min is not None:
         structure.DROP_MIN = args.drop_min
@@ -49,7 +52,7 @@ def main() -> int:
         candidates += 1
         rules = [RULES_BY_CODE[c] for c in sorted(codes)]
         start = time.process_time()
-        without = lint_source(source, str(path), rules, prune=prune, structural=False)
+        without = lint_source(source, str(path), rules, prune=prune and not args.full_reference, structural=False)
         middle = time.process_time()
         with_it = lint_source(source, str(path), rules, prune=prune)
         cpu_with += time.process_time() - middle

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
@@ -110,16 +111,15 @@ class Settings:
         return _nested_settings(pyproject, _mtime(pyproject), self.nested)
 
     def enabled(self, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
-        enabled = frozenset(c for c in all_codes if c in DEFAULT_CODES or c not in RULE_CODES)  # the default layer
-        for selection in self.selections:
-            enabled = selection.apply(enabled, all_codes)
-        return enabled
+        return _enabled(tuple(self.selections), tuple(all_codes))  # asked once per file: remembered
 
     def codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
         """The codes enabled for ``path``: the layers, then ``per-file-ignores``."""
         if self.for_path(path) is not self:
             return self.for_path(path).codes_for(path, all_codes)
         enabled = self.enabled(all_codes)
+        if not self.per_file_ignores:
+            return enabled
         rel, name = self._relative(path), os.path.basename(path)
         for pattern, selectors in self.per_file_ignores.items():
             if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern):
@@ -137,12 +137,10 @@ class Settings:
         local = self.for_path(os.path.dirname(os.path.abspath(path)))
         if local is not self:
             return local.is_excluded(path)
-        patterns = self.exclude + self.extend_exclude
-        name = os.path.basename(os.path.normpath(path))
-        if any(fnmatch.fnmatch(name, pat) for pat in patterns if "/" not in pat):
+        by_name, by_relative = _exclude_matchers(self.exclude + self.extend_exclude)
+        if by_name is not None and by_name(os.path.normcase(os.path.basename(os.path.normpath(path)))):
             return True
-        rel = self._relative(path)
-        return any(fnmatch.fnmatch(rel, pat.strip("/")) for pat in patterns if "/" in pat)
+        return by_relative is not None and by_relative(os.path.normcase(self._relative(path))) is not None
 
     def is_force_excluded(self, path: str) -> bool:
         """With ``force-exclude``: whether a path given by name, or a directory above it, is excluded.
@@ -169,6 +167,25 @@ class Settings:
         except ValueError:
             rel = path
         return rel.replace(os.sep, "/")
+
+
+@lru_cache(maxsize=64)
+def _enabled(selections: Tuple[Selection, ...], all_codes: Tuple[str, ...]) -> FrozenSet[str]:
+    enabled = frozenset(c for c in all_codes if c in DEFAULT_CODES or c not in RULE_CODES)  # the default layer
+    for selection in selections:
+        enabled = selection.apply(enabled, all_codes)
+    return enabled
+
+
+@lru_cache(maxsize=64)
+def _exclude_matchers(patterns: Tuple[str, ...]):
+    """One compiled regex for the patterns matched against a path's own name, one for those (with a slash)
+    matched against its path relative to the project root (``fnmatch`` semantics; None: no such pattern)."""
+    def compiled(parts):
+        parts = [fnmatch.translate(os.path.normcase(p)) for p in parts]
+        return re.compile("|".join(parts)).match if parts else None
+
+    return (compiled([p for p in patterns if "/" not in p]), compiled([p.strip("/") for p in patterns if "/" in p]))
 
 
 def find_pyproject(start: str) -> Optional[str]:
