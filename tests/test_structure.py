@@ -174,23 +174,31 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
     for made in (b"xs = [t] * 3\n", b"xs = 3 * [t]\n"):
         for write in (b"xs[0].add_(1)\n", b"xs[0][1] = 2\n", b"xs[1] += 1\n"):
             assert _plan(made + write, codes).codes == {"TCL112"}, made + write
+        assert _plan(made + b"ys[0].add_(1)\n", codes).codes == frozenset()  # another list written
     for constant in (b"xs = [0] * 3\n", b"xs = [None] * 3\n", b"xs = [1, 2] + [t]\n", b"xs = [a, b] * 2\n"):
         assert _plan(constant + b"xs[0] += 1\n", codes).codes == frozenset(), constant
     assert "TCL113" in _plan(b"from torch import from_numpy as f\nt = f(a)\nt.add_(1)\n", codes).codes
+    assert "TCL113" in _plan(b"import torch\nt = torch.from_numpy(a)\na[0] = 1\n", codes).codes
+    assert "TCL113" in _plan(b"a = t.detach().numpy()\na += 1\n", codes).codes
     assert "TCL113" not in _plan(b"from torch import from_numpy as f\nt = f(a)\nprint(t)\n", codes).codes
+    assert "TCL113" not in _plan(b"import torch\nt = torch.from_numpy(a)\nb[0] = 1\n", codes).codes
     assert _plan(b"y = x.detach()\nprint(y)\n", codes).codes == frozenset()
     for alias in (b"y = x.detach()\n", b"y = x.data\n", b"y = x.detach().view(-1)\n", b"y = x.data[0]\n"):
         for write in (b"y.zero_()\n", b"y[0] = 1\n", b"y += 1\n", b"torch.add(a, b, out=y)\n"):
             assert _plan(alias + write, codes).codes == {"TCL115"}, alias + write
+        assert _plan(alias + b"z.zero_()\n", codes).codes == frozenset(), alias
     assert "TCL115" not in _plan(b"y = x.detach()\ny.requires_grad_()\n", codes).codes
-    # TCL114: a store with intent and a write (or a step), anywhere in the file
-    for store in (b"best = w\n", b"old = p.data\n", b"w_init = self.w.detach()\n", b"hist.append(x)\n",
-                  b"self.loss_log.append(x)\n", b"records[k] = x\n", b"if acc > best_acc:\n    best_acc = acc\n"):
-        assert _plan(store + b"w.add_(1)\n", codes).codes - {"TCL115"} == {"TCL114"}, store  # old = p.data: both
+    # TCL114: a store with intent, and a write of the kept storage by its name (or a step), anywhere in the file
+    for store, key in ((b"best = w\n", b"w"), (b"old = p.data\n", b"p"), (b"w_init = self.w.detach()\n", b"self.w"),
+                       (b"hist.append(x[0])\n", b"x"), (b"self.loss_log.append(x)\n", b"x"), (b"records[k] = x\n", b"x"),
+                       (b"if acc > best_acc:\n    best_acc = acc\n    for i in r:\n        best_w = w.view(-1)\n", b"w")):
+        for write in (key + b".add_(1)\n", key + b"[0] = 1\n", key + b".data += 1\n", b"zeros_(" + key + b")\n"):
+            found = _plan(store + write, codes).codes - {"TCL104", "TCL119"}  # .data += 1: a .data write too
+            assert found - {"TCL115"} == {"TCL114"}, store + write  # old = p.data: both
         assert _plan(store + b"opt.step()\n", codes).codes - {"TCL115"} == {"TCL114"}, store
-        if not store.startswith(b"records["):  # a store into a container is itself a subscript write
-            assert _plan(store + b"w = w + 1\n", codes).codes == frozenset(), store
-    for no_intent in (b"y = w\n", b"best = w + 1\n", b"outputs.append(h)\n", b"if acc > thr:\n    y = w\n"):
+        assert "TCL114" not in _plan(store + key + b" = " + key + b" + 1\n", codes).codes, store
+        assert "TCL114" not in _plan(store + b"other.add_(1)\n", codes).codes, store
+    for no_intent in (b"y = w\n", b"best = w + 1\n", b"outputs.append(w)\n", b"if acc > thr:\n    y = w\n"):
         assert "TCL114" not in _plan(no_intent + b"w.add_(1)\n", codes).codes, no_intent
     assert "TCL116" in _plan(b"import torch\nz = torch.zeros(3).cuda()\n", codes).codes
     assert "TCL116" in _plan(b"from torch import ones as o\nz = o(3).float()\n", codes).codes

@@ -53,6 +53,12 @@ DISCARDABLE_METHODS = DEVICE_MOVES + CASTS + ("contiguous", "detach", "clone")
 #: TCL116's creation functions of `torch`.
 CREATION_FUNCTIONS = ("zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "eye",
                       "arange", "linspace", "tensor")
+#: Methods that give a view of their receiver's storage (semantic/storage.py), and attributes that are views.
+VIEW_METHODS = frozenset("""detach numpy view view_as transpose t permute squeeze unsqueeze expand expand_as
+    narrow select unfold diagonal as_strided movedim swapaxes swapdims unflatten""".split())
+VIEW_ATTRIBUTES = frozenset({"data", "T", "mT"})
+#: The last names of the functions that share their argument's memory (storage.SHARING_FUNCTIONS has them whole).
+SHARING_NAMES = frozenset({"from_numpy", "as_tensor", "asarray"})
 #: Methods ending in `_` that do not write values (the aliasing rules' in-place writes are the others).
 NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "pin_memory_", "record_stream_"})
 
@@ -89,6 +95,9 @@ STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
+#: Calls the autograd context (semantic/autograd.py) reads as evidence that a function is graph-free: its
+#: callers (`model.apply(init_fn)`, `self.reset()` from `__init__`). Pruning keeps the functions holding them.
+GRAPH_EVIDENCE = r"apply\s*\(|self\s*\.\s*\w+\s*\("
 #: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
 CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
 #: TCL116's creation call (`zeros(`, `ones_like(` ...), or one of them imported under another name.

@@ -13,11 +13,15 @@ superset of what its rule reports: the rule's own visitor (on LibCST) asks more,
 - ``data_write``: ``.data`` stored to, changed in place or passed to a function (TCL104, TCL119);
 - ``write``: an in-place write as semantic/storage.py counts one: a method or function ending in ``_``
   (not codes.NOT_WRITES), a subscript assignment, an augmented assignment, ``out=``, a ``step()`` call;
+  with ``written:KEY``, the name whose storage it writes (``w`` for ``w.data[0] += 1``, ``w[i].add_(..)``,
+  ``zeros_(w)``: views, subscripts and sharing calls looked through, as storage.py does);
 - ``stmt_conversion``: a statement that is a conversion call and nothing else (``x.to(d)``: TCL111);
-- ``listmul_one``: ``name = [e] * n`` / ``n * [e]``, one element that is not a constant (TCL112);
-- ``detach_alias``: ``name = x.detach()`` / ``x.data`` (views allowed around it: TCL115);
-- ``keep_store``: TCL114's intent: a snapshot-named name assigned a plain reference, a store into or an
-  ``append`` to a snapshot- or history-named container, a "best so far" comparison;
+- the aliases of TCL112-TCL115, keyed by the names whose storage a write must reach for a hazard (storage.py
+  asks for a write *by that name*: ``Write.key == Side.key``), which structure.resolved joins with ``written:``:
+  ``listmul:XS`` (``XS = [e] * n``, one element that is not a constant), ``bridge:A`` and ``bridge:T``
+  (``A = T.numpy()``, ``T = torch.from_numpy(A)``, ...), ``detach_alias:Y`` (``Y = x.detach()`` / ``x.data``,
+  views around it), ``kept:W`` (TCL114's intent: a snapshot-named name assigned ``W``, a store of ``W`` into or
+  an ``append`` to a snapshot- or history-named container, any assignment of ``W`` under a "best so far" test);
 - ``form:augadd`` (``+=``) and ``form:add`` (a binary ``+``): TCL110.
 """
 
@@ -27,7 +31,8 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
-from .codes import BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, NOT_WRITES, SNAPSHOT_NAME
+from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, NOT_WRITES, SHARING_NAMES,
+                    SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS)
 
 _CONVERSION_SET = frozenset(CONVERSION_METHODS)
 _DISCARDABLE_SET = frozenset(DISCARDABLE_METHODS)
@@ -90,16 +95,18 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
             _expression_statement_shapes(node.value, add)  # type: ignore[attr-defined]
         elif cls is ast.AugAssign:
             add("write")
+            _written(node.target, add)  # type: ignore[attr-defined]
             if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
                 add("form:augadd")
         elif cls is ast.BinOp:
             if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
                 add("form:add")
         elif cls is ast.If:
-            _best_so_far(node.test, add)  # type: ignore[attr-defined]
+            _best_so_far(node, add)  # type: ignore[arg-type]
         elif cls is ast.keyword:
             if node.arg == "out":  # type: ignore[attr-defined]
                 add("write")
+                _written(node.value, add)  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.asname:
@@ -139,8 +146,13 @@ def _call_shapes(call: ast.Call, add) -> None:
     if func.__class__ is ast.Attribute:
         name = func.attr  # type: ignore[attr-defined]
         add("method:" + name)
-        if name == "step" or _in_place(name):
+        if name == "step":
             add("write")
+        elif _in_place(name):
+            add("write")
+            _written(func.value, add)  # type: ignore[attr-defined]  # x.add_(1)
+            if call.args:
+                _written(call.args[0], add)  # torch.nn.init.zeros_(w)
         if name in _CONVERSION_SET and func.value.__class__ is ast.Call:  # type: ignore[attr-defined]
             made = func.value.func  # type: ignore[attr-defined]
             if made.__class__ is ast.Attribute:
@@ -163,7 +175,9 @@ def _call_shapes(call: ast.Call, add) -> None:
     elif func.__class__ is ast.Name:
         name = func.id  # type: ignore[attr-defined]
         if _in_place(name):
-            add("write")  # torch.nn.init.zeros_(w) imported by name
+            add("write")  # zeros_(w), imported by name
+            if call.args:
+                _written(call.args[0], add)
         for prefix in ("", "name_"):
             _call_tokens(call, name, prefix, add)
             if arity == 1:
@@ -221,40 +235,101 @@ def _plain_reference(value: ast.AST) -> bool:
 
 def _assign_shapes(node: ast.Assign, add) -> None:
     targets = node.targets
-    if any(t.__class__ is ast.Subscript for t in targets):
-        add("write")  # x[i] = v
+    for target in targets:
+        if target.__class__ is ast.Subscript:
+            add("write")  # x[i] = v
+            _written(target, add)
     if len(targets) != 1:
         return
     target, value = targets[0], node.value
     if target.__class__ is ast.Subscript:
         last = _last_part(target.value)  # type: ignore[attr-defined]
         if last is not None and (SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last)):
-            add("keep_store")  # log[k] = x
+            _kept(value, add)  # log[k] = x
         return
-    last = _last_part(target)
-    if last is None:
+    key = _dotted(target)
+    if key is None:
         return
-    if SNAPSHOT_NAME.search(last) and _plain_reference(value):
-        add("keep_store")  # best = w
+    if SNAPSHOT_NAME.search(key.rpartition(".")[2]) and _plain_reference(value):
+        _kept(value, add)  # best = w
     if value.__class__ is ast.BinOp and value.op.__class__ is ast.Mult \
             and (_one_element(value.left) or _one_element(value.right)):  # type: ignore[attr-defined]
-        add("listmul_one")  # xs = [t] * n
-    while True:  # y = x.detach(), y = x.data[0], y = x.detach().view(-1)
+        add("listmul:" + key)  # xs = [t] * n
+    detached = bridged = False
+    while True:  # y = x.detach(), y = x.data[0], y = x.detach().view(-1), a = t.numpy(), t = from_numpy(a)
         cls = value.__class__
-        if cls is ast.Call:
-            value = value.func  # type: ignore[attr-defined]
-            if value.__class__ is not ast.Attribute:
-                return
-            cls = ast.Attribute
-        if cls is ast.Attribute:
-            if value.attr in ("detach", "data"):  # type: ignore[attr-defined]
-                add("detach_alias")
-                return
+        if cls is ast.Subscript:
             value = value.value  # type: ignore[attr-defined]
-        elif cls is ast.Subscript:
+        elif cls is ast.Attribute and value.attr in VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
+            detached = detached or value.attr == "data"  # type: ignore[attr-defined]
             value = value.value  # type: ignore[attr-defined]
+        elif cls is ast.Call and value.func.__class__ is ast.Attribute \
+                and value.func.attr in VIEW_METHODS:  # type: ignore[attr-defined]
+            detached = detached or value.func.attr == "detach"  # type: ignore[attr-defined]
+            bridged = bridged or value.func.attr == "numpy"  # type: ignore[attr-defined]
+            value = value.func.value  # type: ignore[attr-defined]
+        elif cls is ast.Call and len(value.args) == 1 and _may_share(value.func):  # type: ignore[attr-defined]
+            bridged = True
+            value = value.args[0]  # type: ignore[attr-defined]
         else:
-            return
+            break
+    if detached:
+        add("detach_alias:" + key)
+    if bridged:
+        add("bridge:" + key)
+        source = _dotted(value)
+        if source is not None:
+            add("bridge:" + source)
+
+
+def _may_share(func: ast.AST) -> bool:
+    """``torch.from_numpy`` / ``as_tensor`` / ``np.asarray``, or a plain name that may be one imported under
+    another name."""
+    return func.__class__ is ast.Name or func.__class__ is ast.Attribute and func.attr in SHARING_NAMES  # type: ignore[attr-defined]
+
+
+def _dotted(expr: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a chain of names; None for anything else."""
+    parts = []
+    while expr.__class__ is ast.Attribute:
+        parts.append(expr.attr)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if expr.__class__ is not ast.Name:
+        return None
+    parts.append(expr.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def _storage_key(expr: ast.AST) -> Optional[str]:
+    """The name whose storage ``expr`` is, as semantic/storage.py finds it (``w`` for ``w.data[0]``,
+    ``w.detach().view(-1)``, ``torch.from_numpy(w)``), with every subscript and possible sharing call
+    looked through (a superset); None when it is not a chain of names."""
+    while True:
+        cls = expr.__class__
+        if cls is ast.Subscript:
+            expr = expr.value  # type: ignore[attr-defined]
+        elif cls is ast.Attribute and expr.attr in VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        elif cls is ast.Call and expr.func.__class__ is ast.Attribute \
+                and expr.func.attr in VIEW_METHODS:  # type: ignore[attr-defined]
+            expr = expr.func.value  # type: ignore[attr-defined]
+        elif cls is ast.Call and expr.args and _may_share(expr.func):  # type: ignore[attr-defined]
+            expr = expr.args[0]  # type: ignore[attr-defined]
+        else:
+            return _dotted(expr)
+
+
+def _written(expr: ast.AST, add) -> None:
+    key = _storage_key(expr)
+    if key is not None:
+        add("written:" + key)
+
+
+def _kept(value: ast.AST, add) -> None:
+    """TCL114: ``value`` is stored with intent; its storage must be written for a hazard."""
+    key = _storage_key(value)
+    if key is not None:
+        add("kept:" + key)
 
 
 def _one_element(side: ast.AST) -> bool:
@@ -268,18 +343,24 @@ def _expression_statement_shapes(value: ast.AST, add) -> None:
     func = value.func  # type: ignore[attr-defined]
     if func.attr in _DISCARDABLE_SET:
         add("stmt_conversion")  # x.to(device)
-    elif func.attr == "append":
+    elif func.attr == "append" and value.args:  # type: ignore[attr-defined]
         last = _last_part(func.value)
         if last is not None and (SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last)):
-            add("keep_store")  # history.append(x)
+            _kept(value.args[0], add)  # type: ignore[attr-defined]  # history.append(x)
 
 
-def _best_so_far(test: ast.AST, add) -> None:
-    """``if acc > best_acc:`` (TCL114: the stores in its body keep "the best" by reference)."""
+def _best_so_far(node: ast.If, add) -> None:
+    """``if acc > best_acc:`` (TCL114: every assignment under it may keep "the best" by reference)."""
+    test = node.test
     if test.__class__ is not ast.Compare or not any(op.__class__ in _COMPARISONS for op in test.ops):  # type: ignore[attr-defined]
         return
-    for operand in (test.left, *test.comparators):  # type: ignore[attr-defined]
-        last = _last_part(operand)
-        if last is not None and BEST_NAME.search(last):
-            add("keep_store")
-            return
+    if not any(BEST_NAME.search(_last_part(operand) or "") for operand in (test.left, *test.comparators)):  # type: ignore[attr-defined]
+        return
+    pending: List[ast.AST] = list(node.body)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if current.__class__ is ast.Assign and len(current.targets) == 1:  # type: ignore[attr-defined]
+            _kept(current.value, add)  # type: ignore[attr-defined]
+        pending.extend(ast.iter_child_nodes(current))

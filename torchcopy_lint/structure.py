@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from .codes import CONVERSION_METHODS, CREATION_FUNCTIONS, KIND_EVIDENCE, compile_trigger
+from .codes import CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, compile_trigger
 from .shapes import Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
@@ -53,10 +53,11 @@ NEEDS: Dict[str, Needs] = {
     # `total += loss` / `total = total + loss` / `losses.append(loss)` in the loop that calls `loss.backward()`
     "TCL110": _needs({"method:backward"}, {"method:append", "form:augadd", "form:add"}),
     "TCL111": _needs({"stmt_conversion"}),  # a conversion method's call as a statement: `x.to(device)`
-    "TCL112": _needs({"listmul_one"}, {"write"}),  # xs = [t] * n, then xs[i].add_(1)
-    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray"}, {"write"}),  # the bridge
-    "TCL114": _needs({"keep_store"}, {"write"}),  # best = w / hist.append(x), then w.add_(1)
-    "TCL115": _needs({"detach_alias"}, {"write"}),  # y = x.detach(), then y.zero_()
+    # the aliasing rules: an alias made, and the storage of one of its sides written in place (by name)
+    "TCL112": _needs({"listmul_written"}),  # xs = [t] * n, then xs[i].add_(1)
+    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray"}, {"bridge_written"}),
+    "TCL114": _needs({"kept_written"}),  # best = w / hist.append(x), then w.add_(1) or opt.step()
+    "TCL115": _needs({"detach_written"}),  # y = x.detach(), then y.zero_()
     "TCL116": _needs({"conv_of:" + c for c in CREATION_FUNCTIONS}),  # torch.zeros(n).to(d)
     "TCL117": _needs({"detach_of:" + m for m in CONVERSION_METHODS}),  # x.cpu().detach()
     "TCL118": _needs({"conv_of:clone"}),  # x.clone().to(d)
@@ -68,9 +69,10 @@ NEEDS: Dict[str, Needs] = {
 #: can fire in it, or if this text, which marks what the semantic model reads elsewhere for the rule
 #: (codes.KIND_EVIDENCE), occurs in it (None: nothing). Rules not listed are pruned by text alone.
 SEGMENT_EVIDENCE: Dict[str, Optional[str]] = {
-    "TCL101": KIND_EVIDENCE, "TCL102": KIND_EVIDENCE, "TCL103": None, "TCL104": None, "TCL105": None,
+    "TCL101": KIND_EVIDENCE, "TCL102": KIND_EVIDENCE, "TCL103": None, "TCL104": GRAPH_EVIDENCE, "TCL105": None,
     "TCL106": None, "TCL107": KIND_EVIDENCE, "TCL108": KIND_EVIDENCE, "TCL109": None,
     # a hazard's alias, write and read lie in one scope (semantic/storage.py): one segment holds all of them
+    "TCL119": GRAPH_EVIDENCE,
     **{code: KIND_EVIDENCE for code in ("TCL111", "TCL112", "TCL113", "TCL114", "TCL115", "TCL116", "TCL117",
                                         "TCL118")},
 }
@@ -79,14 +81,32 @@ DROP_MIN = 2_000  # bytes: smaller statements cost LibCST little, and are kept (
 _MANY_NAMES = 32  # above this many distinct names, one scan of the file's words instead of one per name
 
 def resolved(tokens: Set[str], aliases: Dict[str, str]) -> Set[str]:
-    """``tokens`` with calls of import aliases counted as calls of what they import."""
+    """``tokens`` with calls of import aliases counted as calls of what they import, and the aliasing
+    rules' joins: a name kept, repeated, detached or bridged (shapes.py) whose storage is written in place
+    (``written:KEY``) in the same tokens gives ``kept_written``/``listmul_written``/``detach_written``/
+    ``bridge_written``; a kept name and an optimizer's ``step()`` give ``kept_written`` too."""
     extra = set()
+    written = None
     for token in tokens:
         if token.startswith("name_"):
             kind, _, local = token[5:].partition(":")
             if local in aliases:
                 extra.add(f"{kind}:{aliases[local]}")
+            continue
+        kind, colon, key = token.partition(":")
+        joined = _JOINS.get(kind) if colon else None
+        if joined is None or joined in extra:
+            continue
+        if written is None:
+            written = {t[8:] for t in tokens if t.startswith("written:")}
+        if key in written or kind == "kept" and "method:step" in tokens:
+            extra.add(joined)
     return tokens | extra if extra else tokens
+
+
+#: shapes.py's keyed tokens of an alias, and the token a write of its storage joins them into.
+_JOINS = {"kept": "kept_written", "listmul": "listmul_written", "detach_alias": "detach_written",
+          "bridge": "bridge_written"}
 
 
 def can_fire(code: str, tokens: Set[str]) -> bool:

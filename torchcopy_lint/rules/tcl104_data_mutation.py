@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..codes import TRIGGERS
+from ..codes import GRAPH_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
 from ._data_writes import DataWrites, GraphContext
 
@@ -39,7 +39,7 @@ class DataMutation(DataWrites):
         "use `with torch.no_grad(): p.copy_(v)`"
     )
     triggers = TRIGGERS["TCL104"]  # in codes.py, importable without LibCST
-    segment_triggers = (TRIGGERS["TCL104"][1] + r"|apply\s*\(",)  # keep the `model.apply(init_fn)` callers
+    segment_triggers = (TRIGGERS["TCL104"][1] + "|" + GRAPH_EVIDENCE,)  # keep the callers the context reads
 
     VALID = [
         "x = t.data.cpu()",

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..codes import TRIGGERS
+from ..codes import GRAPH_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
 from ._data_writes import DataWrites, GraphContext
 
@@ -36,7 +36,7 @@ class LegacyDataWrite(DataWrites):
     rebind_message = ("assigning to `.data` {where} (no graph can be live) swaps the tensor's storage "
                       "(dtype/shape may change silently); prefer `with torch.no_grad(): p.copy_(v)` or a new Parameter")
     triggers = TRIGGERS["TCL119"]  # in codes.py, importable without LibCST
-    segment_triggers = (TRIGGERS["TCL119"][1] + r"|apply\s*\(",)  # keep the `model.apply(init_fn)` callers
+    segment_triggers = (TRIGGERS["TCL119"][1] + "|" + GRAPH_EVIDENCE,)  # keep the callers the context reads
 
     VALID = [
         "for p in model.parameters():\n    p.data.add_(1)",

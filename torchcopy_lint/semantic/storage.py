@@ -50,15 +50,11 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from ..codes import NOT_WRITES
+from ..codes import NOT_WRITES, VIEW_ATTRIBUTES, VIEW_METHODS
 from ..imports import dotted_name
 from .kinds import Kind, known
 
-#: Methods that return a view of (or the same storage as) their receiver, whatever the tensor.
-VIEW_METHODS = frozenset("""detach numpy view view_as transpose t permute squeeze unsqueeze expand expand_as
-    narrow select unfold diagonal as_strided movedim swapaxes swapdims unflatten""".split())
-#: Attributes that are views of their value.
-VIEW_ATTRIBUTES = frozenset({"data", "T", "mT"})
+#: (The view methods and attributes, VIEW_METHODS and VIEW_ATTRIBUTES, are in codes.py: structure.py reads them.)
 #: Functions that share the memory of their (first) argument when called with it alone.
 SHARING_FUNCTIONS = {"torch.from_numpy": "from_numpy", "torch.as_tensor": "as_tensor", "numpy.asarray": "asarray",
                      "torch.asarray": "as_tensor"}
