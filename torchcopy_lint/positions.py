@@ -183,14 +183,38 @@ def positions_in_statements(module: cst.Module, targets: Sequence[cst.CSTNode], 
             return None
         wanted.setdefault(id(holder), []).append(target)
     found: Dict[int, CodeRange] = {}
+    style = (module.default_indent, module.default_newline)
     for holder_id, inside in wanted.items():
         statement, start, indent = places[holder_id]
-        state = _TargetPositions(module, [*inside, statement], line=start.code_line)
-        if indent is not None:
-            state.increase_indent(indent)
-        statement._codegen(state)
-        own = state.found.get(id(statement))
-        if own is None or own.start.line != start.keyword_line:
+        known = _GENERATED.get(holder_id)
+        if known is not None and known[0] is statement and known[1] == (indent, style) \
+                and all(id(target) in known[2] for target in inside):
+            relative = known[2]
+        else:
+            state = _TargetPositions(module, [*inside, statement], line=1)
+            if indent is not None:
+                state.increase_indent(indent)
+            statement._codegen(state)
+            relative = state.found
+            _GENERATED[holder_id] = (statement, (indent, style), relative)
+            while len(_GENERATED) > _GENERATED_MAX:
+                del _GENERATED[next(iter(_GENERATED))]
+        own = relative.get(id(statement))
+        if own is None or own.start.line + start.code_line - 1 != start.keyword_line:
             return None
-        found.update(state.found)
+        for key in [id(target) for target in inside] + [holder_id]:
+            if key in relative:
+                found[key] = _shifted(relative[key], start.code_line - 1)
     return found if all(id(target) in found for target in targets) else None
+
+
+#: Positions in statements generated before, counted from the statement's first line (an editor's document:
+#: reparse.py keeps the nodes of the statements an edit did not touch, so most of them are asked again):
+#: statement id -> (the statement, its indent and the module's style, node id -> range).
+_GENERATED: Dict[int, Tuple[cst.CSTNode, tuple, Dict[int, CodeRange]]] = {}
+_GENERATED_MAX = 256
+
+
+def _shifted(found: CodeRange, lines: int) -> CodeRange:
+    return CodeRange(CodePosition(found.start.line + lines, found.start.column),
+                     CodePosition(found.end.line + lines, found.end.column))
