@@ -92,3 +92,17 @@ def test_callers_that_decide_the_autograd_context_are_kept(aggressive):
     assert codes == {"TCL104"}
     assert {d.code for d in lint_source(source, "m.py", ALL_RULES, prune=True)} == codes
     assert _agree(source, "m.py") == 1
+
+
+def test_a_datasets_getitem_is_kept_for_its_loaders_batches():
+    """What a DataLoader yields is read from its Dataset's `__getitem__` (semantic/evaluate.py): stubbing that
+    class (no trigger in it) lost the three TCL101 findings on the loader's batches in a file over
+    MIN_FILE_SIZE (the fixture is small: it was never pruned)."""
+    fixture = (ROOT / "fixtures" / "TCL101" / "dataloader_batches.py").read_bytes()
+    source = fixture.replace(b"from torch import from_numpy, tensor\n", b"from torch import from_numpy\n") \
+        .replace(b"tensor(inputs)", b"torch.tensor(inputs)")
+    source += b"\n" + b"".join(b"def pad%d(a):\n    return [a + %d for _ in range(3)]\n\n\n" % (i, i) for i in range(300))
+    assert len(source) > prune_module.MIN_FILE_SIZE
+    full = lint_source(source, "d.py", ALL_RULES, prune=False)
+    assert [d.code for d in full] == ["TCL101"] * 3
+    assert lint_source(source, "d.py", ALL_RULES, prune=True) == full

@@ -92,9 +92,10 @@ CONVERSION_STATEMENT = (r"(?m)^[ \t\f]*[A-Za-z_](?:\w*\.(?!" + CONVERSIONS + r"\
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
 STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
-#: `-> Tensor` (their return statements may contradict it) and calls passing config fields (they may
-#: contradict a parameter's `torch.Tensor` annotation).
-KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\."
+#: `-> Tensor` (their return statements may contradict it), calls passing config fields (they may
+#: contradict a parameter's `torch.Tensor` annotation) and a Dataset's `__getitem__` (what its DataLoader's
+#: batches are: semantic/evaluate.py).
+KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\.|__getitem__"
 #: Calls the autograd context (semantic/autograd.py) reads as evidence that a function is graph-free: its
 #: callers (`model.apply(init_fn)`, `self.reset()` from `__init__`). Pruning keeps the functions holding them.
 GRAPH_EVIDENCE = r"apply\s*\(|self\s*\.\s*\w+\s*\("

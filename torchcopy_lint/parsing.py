@@ -12,7 +12,7 @@ were cut out. ``--fix`` uses ``parse``, which never prunes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -25,7 +25,7 @@ from .prune import Pruned, prune_file
 from .reparse import Reparser
 from .rule import Rule, Violation, run_rules
 from .semantic.project import ProjectIndex
-from .structure import Plan
+from .structure import ALIAS_SHAPED, Plan
 
 Source = Union[str, bytes]
 
@@ -101,8 +101,13 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     tree = plan.take_tree() if plan is not None else cpython_tree(source)  # raises TooDeeplyNested
     drop = plan.dropped if plan is not None else frozenset()
     pruned = None
-    if tree is not None and isinstance(source, bytes) and all(r.allows_pruning(source) for r in active):
-        blank = _segment_matcher(active, plan) if prune else None
+    # a rule whose calls may hide under an import alias (text cannot find them) is pruned by shape alone,
+    # which resolves the aliases, or the file is not pruned
+    by_shape = frozenset(r.code for r in active if not r.allows_pruning(source)) if isinstance(source, bytes) \
+        else frozenset()
+    if tree is not None and isinstance(source, bytes) and (
+            not by_shape or plan is not None and by_shape <= ALIAS_SHAPED):
+        blank = _segment_matcher(active, plan, by_shape) if prune else None
         if blank is not None or drop:
             pruned = prune_file(source, blank, tree, drop)
     if plan is not None:
@@ -121,6 +126,10 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
         module = reparser.parse(source, tree) if reparser is not None else cst.parse_module(source)
     violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source,
                            original_line=pruned.original_line if pruned is not None else None)
+    if pruned is not None and any(v.fix is not None and isinstance(v.fix.target, cst.Module) for v in violations):
+        # a fix that rewrites the whole module (TCL109's, which adds `import copy`) is built from the whole source
+        pruned, module = None, cst.parse_module(source)
+        violations = run_rules(module, active, path, project, source=source)
     if not violations:
         return ParsedFile(module, violations, [])
     # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold
@@ -129,11 +138,13 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
 
 
-def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan]):
+def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan], by_shape: FrozenSet[str] = frozenset()):
     """What pruning keeps: a segment some rule's segment text occurs in, and (with the structural plan)
-    that the rule can fire in or reads as evidence (``Plan.keeps``)."""
+    that the rule can fire in or reads as evidence (``Plan.keeps``); for the rules in ``by_shape``, what
+    ``Plan.keeps`` says alone (their calls may hide under an import alias, which its shapes resolve)."""
     def matches(segment: bytes, node) -> bool:
-        return any(r.may_match_segment(segment) and (plan is None or plan.keeps(r.code, segment, node)) for r in active)
+        return any((r.code in by_shape or r.may_match_segment(segment))
+                   and (plan is None or plan.keeps(r.code, segment, node)) for r in active)
     return matches
 
 

@@ -77,6 +77,10 @@ SEGMENT_EVIDENCE: Dict[str, Optional[str]] = {
                                         "TCL118")},
 }
 
+#: Rules whose ``unprunable`` text is a function imported under another name (calls text cannot find), which
+#: the shapes resolve (``resolved``): with a plan, their segments are kept by shape alone (parsing.py).
+ALIAS_SHAPED = frozenset({"TCL101", "TCL107", "TCL108", "TCL116"})
+
 DROP_MIN = 2_000  # bytes: smaller statements cost LibCST little, and are kept (fewer line maps)
 _MANY_NAMES = 32  # above this many distinct names, one scan of the file's words instead of one per name
 

@@ -42,8 +42,8 @@ class LiveStateDict(Rule):
         "\"snapshot\" holds the new values; use `copy.deepcopy(...state_dict())`"
     )
     triggers = TRIGGERS["TCL109"]  # in codes.py, importable without LibCST
-    # A fix may replace the whole module (to add `import copy`): it must be built from the full source.
-    unprunable = TRIGGERS["TCL109"][0]
+    # A fix may replace the whole module (to add `import copy`): the engine then parses the full source again
+    # (parsing.parse_active), so the file may be pruned.
 
     VALID = [
         "import copy\nbest = copy.deepcopy(model.state_dict())\nloss.backward()\nmodel.load_state_dict(best)",
@@ -136,7 +136,7 @@ class LiveStateDict(Rule):
     def _report_with_fix(self, value: cst.BaseExpression, call: cst.Call) -> None:
         """Replace the value by ``copy.deepcopy(R.state_dict())``; when ``copy`` is not imported at the top
         of the module, the fix is the whole module with ``import copy`` added (files TCL109 may flag are
-        never pruned: see ``unprunable``)."""
+        parsed whole: see ``parsing.parse_active``)."""
         imports = self.context.imports
         top = _top_level_imports(self.context.module)
         inner = call.with_changes(lpar=[], rpar=[])
