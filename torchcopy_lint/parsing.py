@@ -141,10 +141,12 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
 def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan], by_shape: FrozenSet[str] = frozenset()):
     """What pruning keeps: a segment some rule's segment text occurs in, and (with the structural plan)
     that the rule can fire in or reads as evidence (``Plan.keeps``); for the rules in ``by_shape``, what
-    ``Plan.keeps`` says alone (their calls may hide under an import alias, which its shapes resolve)."""
+    ``Plan.keeps`` says alone (their calls may hide under an import alias, which its shapes resolve); with
+    the plan, also a segment holding what the semantic model reads for an active rule (``Plan.is_evidence``)."""
     def matches(segment: bytes, node) -> bool:
         return any((r.code in by_shape or r.may_match_segment(segment))
-                   and (plan is None or plan.keeps(r.code, segment, node)) for r in active)
+                   and (plan is None or plan.keeps(r.code, segment, node))
+                   or plan is not None and plan.is_evidence(r.code, segment) for r in active)
     return matches
 
 

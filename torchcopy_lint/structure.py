@@ -150,6 +150,14 @@ class Plan:
         raw = known[1] if known is not None and known[0] is node else shape_of(node, {}).tokens  # type: ignore[arg-type]
         return can_fire(code, resolved(raw, self.aliases))
 
+    @staticmethod
+    def is_evidence(code: str, segment: bytes) -> bool:
+        """Whether ``segment`` defines a Dataset's ``__getitem__``, from which the semantic model reads what a
+        DataLoader yields, and rule ``code`` reads kinds: pruning keeps it whether or not the rule's own text
+        occurs in it. (The rest of KIND_EVIDENCE, `-> Tensor` everywhere in torch, only where the rule's segment
+        text has it.)"""
+        return SEGMENT_EVIDENCE.get(code) == KIND_EVIDENCE and b"__getitem__" in segment
+
 
 def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], remember: bool = False) -> Plan:
     """Which of ``codes`` (the rules the text prefilter passed) can fire in the file of ``tree``,
