@@ -96,8 +96,9 @@ class DiscardedTensorConversion(Rule):
     def _converted_unknown(self, root: cst.BaseExpression) -> bool:
         """``m = Net().cuda()`` then ``m.half()``: the model takes a conversion of an unknown value for a
         tensor, but on a module ``to``/``cuda``/``float``... convert in place and return the module. Silent
-        when every binding that reaches ``root`` is such a chain (methods a module also has) of a value not
-        known to be a tensor (a star-imported class, ``torch.load(f)["model"]``)."""
+        when every binding that reaches ``root`` is such a chain (methods a module also has) of a call's
+        result not known to be a tensor (a star-imported class, ``torch.load(f)["model"]``); a name's
+        ``x = x.cuda()`` (a batch) stays a tensor."""
         found = self.context.reaching(root) if isinstance(root, (cst.Name, cst.Attribute)) else []
         if not found:
             return False
@@ -107,7 +108,8 @@ class DiscardedTensorConversion(Rule):
             while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
                     and receiver.func.attr.value in MODULE_PRESERVING_METHODS:
                 receiver, converted = receiver.func.value, True
-            if not converted or self.context.value_of(receiver).kind.is_tensor:
+            if not converted or not isinstance(receiver, (cst.Call, cst.Subscript)) \
+                    or self.context.value_of(receiver).kind.is_tensor:
                 return False
         return True
 
