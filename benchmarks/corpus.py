@@ -91,6 +91,7 @@ GIT_REPOS: Dict[str, str] = {
     "spro/practical-pytorch": "c520c52e68e945d88fff563dba1c028b6ec0197b",
     "sxdeng-hepyrion/learn_torch": "92d4f8ce3ace83e0536cc496d267b6e937ac2273",
     "tewei/PlayTorch": "a81ce882643b2bcf13d4fc7f69969395716733da",
+    "TranquilRock/Pytorch-Adversarial-Object-Detection-Toolkit": "58a0ceb1c9f96da0539ccca08fc864d15366cebd",
     "trisha025/Deep-Learning-with-PyTorch": "f1215a141c07ba0650a1b3239ef967fbe2f02392",
     "ultralytics/yolov5": "5081342f04fb287fc2e5f2b5a4e06752b7937b1c",
     "vdivakar/PyTorch_learnings": "da98f1d9dc4b933024a8fbbfc1b2930f6c571087",
