@@ -13,6 +13,7 @@ from ..engine import Rule
 from ..notebook.program import PREAMBLE
 from ..semantic import Kind
 from ..semantic.syntax import all_params
+from ..semantic.vocabulary import MODULE_PRESERVING_METHODS
 
 CONVERSIONS = frozenset(DISCARDABLE_METHODS)
 #: A conversion's `receiver.method` as the trigger admits it (gaps after the dot only).
@@ -31,9 +32,10 @@ class DiscardedTensorConversion(Rule):
     *are* in place, which is where the habit comes from.
 
     Only receivers known to be tensors (or parameters) are flagged: modules, unknown
-    values, in-place methods (``requires_grad_()``, ``detach_()``) and chains that
-    end in an in-place write (``x.to(d).add_(1)``) are left alone, as are the last
-    expression of a notebook cell (it is displayed), probes (in a ``try`` body or under
+    values (also a name assigned ``Net().cuda()`` of an unknown ``Net``), in-place
+    methods (``requires_grad_()``, ``detach_()``) and chains that end in an in-place
+    write (``x.to(d).add_(1)``) are left alone, as are the last expression of a
+    notebook cell (it is displayed), probes (in a ``try`` body or under
     ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in
     place). Only statements that start their line with a plain dotted receiver are
     looked at (the prefilter's shape). The fix ``x = x.to(...)``, for a plain name or
@@ -82,13 +84,34 @@ class DiscardedTensorConversion(Rule):
             return
         # The chain's first receiver must be a known tensor: the model takes `unknown.float()` for a
         # tensor (a cast), and on a module `module.float().cuda()` is in place.
-        if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node) or self._probe():
+        if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node) or self._probe() \
+                or self._converted_unknown(root):
             return
         if self.context.value_of(root).kind is Kind.PARAMETER and {method, *chain} & _DEVICE_MOVES:
             return  # Parameter subclasses (bitsandbytes' Params4bit) move and quantize in place
         replacement = None if "clone" in (method, *chain) else self._assignment(node, root)
         self.report(call, self._message(call, method, root), replacement=replacement, target=node,
                     applicability=Applicability.UNSAFE)
+
+    def _converted_unknown(self, root: cst.BaseExpression) -> bool:
+        """``m = Net().cuda()`` then ``m.half()``: the model takes a conversion of an unknown value for a
+        tensor, but on a module ``to``/``cuda``/``float``... convert in place and return the module. Silent
+        when every binding that reaches ``root`` is such a chain (methods a module also has) of a call's
+        result not known to be a tensor (a star-imported class, ``torch.load(f)["model"]``); a name's
+        ``x = x.cuda()`` (a batch) stays a tensor."""
+        found = self.context.reaching(root) if isinstance(root, (cst.Name, cst.Attribute)) else []
+        if not found:
+            return False
+        for binding in found:
+            value = binding.value if binding.how == "assign" and not binding.path else None
+            receiver, converted = value, False
+            while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                    and receiver.func.attr.value in MODULE_PRESERVING_METHODS:
+                receiver, converted = receiver.func.value, True
+            if not converted or not isinstance(receiver, (cst.Call, cst.Subscript)) \
+                    or self.context.value_of(receiver).kind.is_tensor:
+                return False
+        return True
 
     def _statement_shape(self, node: cst.Expr, call: cst.Call, first: cst.Call) -> bool:
         """The shape the trigger (codes.CONVERSION_STATEMENT) admits: the statement starts its line, and the
