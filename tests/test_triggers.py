@@ -37,7 +37,7 @@ SPLIT = {
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
     "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
-    "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)",
+    "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)", "xs = [  # all\n    t] * 3\nxs[0].add_(1)\nprint(xs)",
                "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
     "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],
     "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)"],
@@ -51,6 +51,9 @@ PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(
 NEAR_MISSES = {
     "TCL101": ["x = torch.tensor(  # a list\n    [1, 2])", "s = 'tensor(  # not a call'\n"],
     "TCL104": ["# The end of a sentence.\ndata = {}\n", "x = p.data  # read only\n"],
+    # a constant alone, however spaced or commented, is never a tensor (most `[x] * n` in torch)
+    "TCL112": ["xs = [None] * 3\nxs[0].add_(1)\n", "xs = [  # slots\n    0 ] * n\nxs[0] += 1\n",
+               "xs = n * [ 'a' ]\nxs[0] += 'b'\n", "xs = [-1] * n\nxs[1] += 1\n", "xs = [1.5]*n\nxs[0] += 1\n"],
 }
 
 
@@ -75,6 +78,8 @@ def test_near_misses_stay_out(code, snippet):
     ("TCL107", "torch.tensor(" + "  # [\n" * 20_000 + "1"),
     ("TCL110", "loss" + "  # )\n" * 20_000 + ") . backward"),
     ("TCL115", "x.data\n" + "y =" + " " * 100_000 + "(" + " " * 100_000 + "z"),
+    ("TCL112", "x_(\nxs = [" + " " * 100_000 + "None ]" + " " * 100_000 + "*"),
+    ("TCL112", "x_(\nxs = n * [" + "  # c\n" * 20_000 + "'a' ]"),
     ("TCL115", "x.detach\ny = " + "a." * 50_000 + "b"),
     ("TCL114", "best" + " " * 100_000 + "==\nhistory" + " " * 100_000 + ". pop"),
     # once quadratic: 38 s for a 100,000-space line, from `\s*\(?\s*` (two ways to split every run)

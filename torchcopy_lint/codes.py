@@ -117,9 +117,14 @@ IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<
 LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
 #: TCL112's assignment: `= [x] * n` (an element with at most one level of brackets inside) or `= n * [x]`
 #: (`n` on the line of the `=`, without `=`); the rule reports only lists of that shape.
-LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
-                       + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
-                       + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\[")
+#: Not an element that is a constant alone (`[None] * n`, `[0] * n`, `['a'] * n`: never a tensor; most `[x] * n` in
+#: torch); GAP before it is made to end at a non-space, so backtracking cannot put a space in front of the constant.
+_NOT_A_CONSTANT_ELEMENT = (GAP + r"(?![\s#\\])(?!(?:None|True|False|-?\d[\w.]*|[bBrRuUfF]{0,2}(?:'[^'\\\r\n]*'"
+                           + r'|"[^"\\\r\n]*"))[ \t]*\])')
+LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[" + _NOT_A_CONSTANT_ELEMENT
+                       + r"(?:[^\[\]]|\[[^\[\]]*\])*\]" + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
+                       + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+                       + _NOT_A_CONSTANT_ELEMENT)
 #: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
 #: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
 SNAPSHOT_WORDS = ("best", "old", "prev", "init", "before", "snapshot", "saved", "backup")
