@@ -12,6 +12,7 @@ import pytest
 
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.precheck import cpython_tree
+from torchcopy_lint import walk
 from torchcopy_lint.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 
@@ -83,7 +84,11 @@ def test_first_parse_and_random_edits_give_the_full_parse():
     assert reused > 1000, "the reparser hardly re-used anything"
 
 
-def test_lint_results_with_and_without_the_reparser_are_the_same():
+@pytest.mark.parametrize("remembering", [False, True])
+def test_lint_results_with_and_without_the_reparser_are_the_same(monkeypatch, remembering):
+    """``remembering``: as in the editor's worker, answers per unchanged statement are kept across versions
+    (walk.nodes_of_type, positions.py)."""
+    monkeypatch.setattr(walk, "_remembering", remembering)
     rng = random.Random(7)
     versions = _edits(b"import torch\n" + b"".join(
         b"def f%d(x, t):\n    a = t.clone().detach()\n    b = torch.tensor(t)\n    return a, b\n\n\n" % i

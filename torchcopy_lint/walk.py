@@ -71,7 +71,42 @@ def descendants(node: cst.CSTNode,
 
 def nodes_of_type(root: cst.CSTNode, wanted: type) -> List[cst.CSTNode]:
     """Every node of exactly type ``wanted`` at or below ``root``, in no particular order (one
-    tight pass: the rules' whole-module look-ups, such as every call of a function, use it)."""
+    tight pass: the rules' whole-module look-ups, such as every call of a function, use it).
+
+    In an editor (``remember_statements``), each top-level statement's answer for a module is remembered
+    while the statement lives on: a document's next version (reparse.py) keeps the nodes of the statements
+    its edit did not touch."""
+    if _remembering and type(root) is cst.Module:
+        found = []
+        for statement in root.body:  # type: ignore[attr-defined]
+            key = (id(statement), wanted)
+            known = _BY_STATEMENT.get(key)
+            if known is None or known[0] is not statement:
+                known = _BY_STATEMENT[key] = (statement, _nodes_of_type(statement, wanted))
+                while len(_BY_STATEMENT) > _BY_STATEMENT_MAX:
+                    del _BY_STATEMENT[next(iter(_BY_STATEMENT))]
+            found.extend(known[1])
+        return found
+    return _nodes_of_type(root, wanted)
+
+
+_BY_STATEMENT: Dict[Tuple[int, type], Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+_BY_STATEMENT_MAX = 512
+_remembering = False
+
+
+def remember_statements() -> None:
+    """Keep answers per top-level statement across the versions of a document (the editor's worker). Not
+    for the CLI, which lints each file once: the entries would only keep the last file's nodes alive."""
+    global _remembering
+    _remembering = True
+
+
+def remembering() -> bool:
+    return _remembering
+
+
+def _nodes_of_type(root: cst.CSTNode, wanted: type) -> List[cst.CSTNode]:
     found: List[cst.CSTNode] = []
     pending = [root]
     fields_of, is_node = child_fields, is_node_type

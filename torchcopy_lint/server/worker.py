@@ -133,6 +133,9 @@ def _init_child() -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    from ..walk import remember_statements
+
+    remember_statements()  # answers per unchanged statement, across a document's versions
 
 
 def warm() -> None:
