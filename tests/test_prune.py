@@ -106,3 +106,22 @@ def test_a_datasets_getitem_is_kept_for_its_loaders_batches():
     full = lint_source(source, "d.py", ALL_RULES, prune=False)
     assert [d.code for d in full] == ["TCL101"] * 3
     assert lint_source(source, "d.py", ALL_RULES, prune=True) == full
+
+
+def test_the_callers_kept_for_the_autograd_context():
+    """callers.py: the methods that write `.data`, and (to a fixed point) those that call one on `self`."""
+    import ast
+
+    from torchcopy_lint.callers import context_callers
+
+    source = (b"class M:\n    def reset(self):\n        self.w.data.zero_()\n\n    def tie(self):\n        self.reset()\n\n"
+              b"    def post_init(self):\n        self.tie()\n\n    def other(self):\n        self.forward(1)\n\n"
+              b"def reset_all(m):\n    m.reset()\n")
+    pattern = context_callers(ast.parse(source), source)
+    assert pattern is not None
+    for kept in (b"self.reset()", b"self . tie ()", b"self.post_init()"):
+        assert pattern.search(kept), kept
+    for dropped in (b"self.forward(1)", b"self.other()", b"m.reset_all()", b"self.resets()"):
+        assert not pattern.search(dropped), dropped
+    plain = b"class M:\n    def f(self):\n        self.g()\n"
+    assert context_callers(ast.parse(plain), plain) is None

@@ -96,9 +96,10 @@ STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: contradict a parameter's `torch.Tensor` annotation) and a Dataset's `__getitem__` (what its DataLoader's
 #: batches are: semantic/evaluate.py).
 KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\.|__getitem__"
-#: Calls the autograd context (semantic/autograd.py) reads as evidence that a function is graph-free: its
-#: callers (`model.apply(init_fn)`, `self.reset()` from `__init__`). Pruning keeps the functions holding them.
-GRAPH_EVIDENCE = r"apply\s*\(|self\s*\.\s*\w+\s*\("
+#: Calls the autograd context (semantic/autograd.py) reads as evidence that a function is graph-free:
+#: `model.apply(init_fn)`. Pruning keeps the functions holding them (and the callers of the functions that
+#: write `.data`: callers.py).
+GRAPH_EVIDENCE = r"apply\s*\("
 #: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
 CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
 #: TCL116's creation call (`zeros(`, `ones_like(` ...), or one of them imported under another name.

@@ -12,7 +12,7 @@ were cut out. ``--fix`` uses ``parse``, which never prunes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type, Union
+from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Tuple, Type, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -107,7 +107,12 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
         else frozenset()
     if tree is not None and isinstance(source, bytes) and (
             not by_shape or plan is not None and by_shape <= ALIAS_SHAPED):
-        blank = _segment_matcher(active, plan, by_shape) if prune else None
+        callers = None
+        if prune and plan is not None and any(r.code in _DATA_WRITE_RULES for r in active):
+            from .callers import context_callers
+
+            callers = context_callers(tree, source)
+        blank = _segment_matcher(active, plan, by_shape, callers) if prune else None
         if blank is not None or drop:
             pruned = prune_file(source, blank, tree, drop)
     if plan is not None:
@@ -138,12 +143,19 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
 
 
-def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan], by_shape: FrozenSet[str] = frozenset()):
+_DATA_WRITE_RULES = ("TCL104", "TCL119")
+
+
+def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan], by_shape: FrozenSet[str] = frozenset(),
+                     callers: Optional[Pattern[bytes]] = None):
     """What pruning keeps: a segment some rule's segment text occurs in, and (with the structural plan)
     that the rule can fire in or reads as evidence (``Plan.keeps``); for the rules in ``by_shape``, what
     ``Plan.keeps`` says alone (their calls may hide under an import alias, which its shapes resolve); with
-    the plan, also a segment holding what the semantic model reads for an active rule (``Plan.is_evidence``)."""
+    the plan, also a segment holding what the semantic model reads for an active rule (``Plan.is_evidence``)
+    and, for TCL104/TCL119, a call of a function that writes ``.data`` or calls one (``callers``: callers.py)."""
     def matches(segment: bytes, node) -> bool:
+        if callers is not None and callers.search(segment):
+            return True
         return any((r.code in by_shape or r.may_match_segment(segment))
                    and (plan is None or plan.keeps(r.code, segment, node))
                    or plan is not None and plan.is_evidence(r.code, segment) for r in active)
