@@ -63,11 +63,16 @@ def ruff_command(ruff: str, paths: list[str]) -> list[str]:
             "--output-format", "concise", *paths]
 
 
+def select_flag(args) -> list[str]:
+    """``--select CODES`` when the run names the rules (issue 17 measures TCL101-TCL115), else the defaults."""
+    return ["--select", args.select] if args.select else []
+
+
 def linter_cold(linter: str, paths: list[str], args) -> dict:
     """One cold run: a fresh, empty cache dir."""
     d = tempfile.mkdtemp(prefix="tcl-bench-cold-")
     try:
-        return run_measured([linter, "--quiet", "--cache-dir", d, *jobs_flag(args), *paths],
+        return run_measured([linter, "--quiet", "--cache-dir", d, *jobs_flag(args), *select_flag(args), *paths],
                             timeout=args.linter_timeout, rss_interval=args.rss_interval,
                             cwd=tempfile.gettempdir())
     finally:
@@ -120,7 +125,7 @@ def measure_warm(linter: str, paths: list[str], args, corpus: dict) -> dict:
     res = {}
     d = tempfile.mkdtemp(prefix="tcl-bench-warm-")
     try:
-        cmd = [linter, "--quiet", "--cache-dir", d, *jobs_flag(args), *paths]
+        cmd = [linter, "--quiet", "--cache-dir", d, *jobs_flag(args), *select_flag(args), *paths]
         prime = run_measured(cmd, timeout=args.linter_timeout, rss_interval=args.rss_interval,
                              cwd=tempfile.gettempdir())
         log(f"  torchcopy-lint warm (priming): {prime['wall_s']:.2f} s (rc {prime['rc']})")
@@ -218,6 +223,8 @@ def print_footnote() -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = add_args(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), "corpus", "linter", "ruff")
     ap.add_argument("--skip-ruff", action="store_true")
+    ap.add_argument("--select", default=None,
+                    help="rules for torchcopy-lint (its --select; default: its default rules), e.g. TCL101,...,TCL115")
     args = ap.parse_args(argv)
     configure(args, f"speed-{args.corpus}")
     report = new_report(args)

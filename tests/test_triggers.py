@@ -21,6 +21,8 @@ SPLIT = {
         "u = f(torch.tensor  # odd\n      (t))",
     ],
     "TCL102": ["u = t.new_tensor(  # copy\n    t)", "u = t.new_tensor \\\n    (t)"],
+    "TCL103": ["u = t.clone(  # a copy\n).detach()", "u = (t.clone()  # c\n     ).detach()",
+               "u = torch.clone(t) \\\n    .detach()", "from torch import clone as c\nu = c(t).detach(  # x\n)"],
     "TCL104": [
         "p.data.add_(  # bump\n    1)",
         "(p.data  # the storage\n .zero_())",
@@ -49,6 +51,7 @@ SPLIT = {
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
 NEAR_MISSES = {
+    "TCL103": ["u = t.detach()\nv = t.clone()\n", "u = t.detach().clone()\n"],
     "TCL101": ["x = torch.tensor(  # a list\n    [1, 2])", "s = 'tensor(  # not a call'\n"],
     "TCL104": ["# The end of a sentence.\ndata = {}\n", "x = p.data  # read only\n"],
     # a constant alone, however spaced or commented, is never a tensor (most `[x] * n` in torch)

@@ -108,6 +108,8 @@ CREATION_CALL = "|".join(call_of(word(name) + r"(?:_like)?") for name in ("zeros
 #: The dtype/device conversions of TCL116-TCL118 (a cast), and one right after a call's closing parenthesis (`f(..).to(`).
 CAST_CALL = DOT + call_of("(?:" + "|".join(CONVERSION_METHODS) + r")\b")
 CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
+#: `.detach(` called on a call's result (TCL103, TCL117).
+DETACH_AFTER_CALL = r"\)" + GAP + DOT + call_of("detach")
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
@@ -147,7 +149,9 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
     "TCL102": (call_of(word("new_tensor")),),
-    "TCL103": (word("clone") + r"\b", word("detach") + r"\b"),
+    # `clone` and `.detach(` right after a call's closing parenthesis (`x.clone().detach()`, `torch.clone(x).detach()`,
+    # `c(x).detach()` with `from torch import clone as c`).
+    "TCL103": (word("clone") + r"\b", DETACH_AFTER_CALL),
     # `.data` followed by an in-place method, a subscript or an assignment; or `.data` passed to `f_(`.
     # (The first trigger, `.data`, is implied by the second: it only makes the check cheap.)
     "TCL104": (DOT + "data",
@@ -191,7 +195,7 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
     "TCL116": (CREATION_CALL, CAST_AFTER_CALL),
     # a conversion call, and a call's closing parenthesis followed by `.detach(`.
-    "TCL117": (CAST_CALL, r"\)" + GAP + DOT + call_of("detach")),
+    "TCL117": (CAST_CALL, DETACH_AFTER_CALL),
     # `.clone(` and a conversion call right after a call.
     "TCL118": (DOT + call_of(word("clone")), CAST_AFTER_CALL),
 }
