@@ -44,13 +44,17 @@ _INERT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 _ACTIVE = frozenset({ast.Call, ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                      ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom})
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
-_CONTEXTS = (ast.Load, ast.Store, ast.Del)
+
+
+#: Fields that never hold a statement or an expression (names, operators, contexts, flags).
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "asname", "type_comment",
+                          "kind", "conversion", "level", "is_async", "simple", "tag", "names"})
 
 
 def _fields(cls: type) -> Tuple[str, ...]:
     found = _FIELDS.get(cls)
     if found is None:
-        found = _FIELDS[cls] = tuple(cls._fields)  # type: ignore[attr-defined]
+        found = _FIELDS[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f not in _LEAF_FIELDS)
     return found
 
 
@@ -86,31 +90,10 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
                 add("data_write")  # p.data = v, p.data += v
         elif cls is Call:
             _call_shapes(node, add)  # type: ignore[arg-type]
-        elif cls is ast.Subscript:
-            if node.ctx.__class__ is ast.Store and _is_data(node.value):  # type: ignore[attr-defined]
-                add("data_write")  # p.data[i] = v
-        elif cls is ast.Assign:
-            _assign_shapes(node, add)  # type: ignore[arg-type]
-        elif cls is ast.Expr:
-            _expression_statement_shapes(node.value, add)  # type: ignore[attr-defined]
-        elif cls is ast.AugAssign:
-            add("write")
-            _written(node.target, add)  # type: ignore[attr-defined]
-            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
-                add("form:augadd")
-        elif cls is ast.BinOp:
-            if node.op.__class__ is ast.Add:  # type: ignore[attr-defined]
-                add("form:add")
-        elif cls is ast.If:
-            _best_so_far(node, add)  # type: ignore[arg-type]
-        elif cls is ast.keyword:
-            if node.arg == "out":  # type: ignore[attr-defined]
-                add("write")
-                _written(node.value, add)  # type: ignore[attr-defined]
-        elif cls is ast.Import or cls is ast.ImportFrom:
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.asname:
-                    aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
+        else:
+            handle = _HANDLERS.get(cls)
+            if handle is not None:
+                handle(node, add, aliases)
         if inert and cls in _ACTIVE:
             inert = False
         for name in _fields(cls):
@@ -119,9 +102,38 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
                 for item in value:
                     if isinstance(item, AST) and item.__class__ is not Constant:
                         push(item)
-            elif isinstance(value, AST) and value.__class__ is not Constant and not isinstance(value, _CONTEXTS):
+            elif isinstance(value, AST) and value.__class__ is not Constant:
                 push(value)
     return Shape(tokens, names, inert)
+
+
+def _subscript(node, add, aliases) -> None:
+    if node.ctx.__class__ is ast.Store and _is_data(node.value):
+        add("data_write")  # p.data[i] = v
+
+
+def _augmented(node, add, aliases) -> None:
+    add("write")
+    _written(node.target, add)
+    if node.op.__class__ is ast.Add:
+        add("form:augadd")
+
+
+def _binary(node, add, aliases) -> None:
+    if node.op.__class__ is ast.Add:
+        add("form:add")
+
+
+def _keyword(node, add, aliases) -> None:
+    if node.arg == "out":
+        add("write")
+        _written(node.value, add)
+
+
+def _import(node, add, aliases) -> None:
+    for alias in node.names:
+        if alias.asname:
+            aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
 
 
 # What a call's data argument (the first positional one, or ``data=``) may be for the semantic model to
@@ -364,3 +376,12 @@ def _best_so_far(node: ast.If, add) -> None:
         if current.__class__ is ast.Assign and len(current.targets) == 1:  # type: ignore[attr-defined]
             _kept(current.value, add)  # type: ignore[attr-defined]
         pending.extend(ast.iter_child_nodes(current))
+
+
+#: shape_of's handlers of the node types other than names, attributes and calls.
+_HANDLERS = {
+    ast.Subscript: _subscript, ast.Assign: lambda node, add, aliases: _assign_shapes(node, add),
+    ast.Expr: lambda node, add, aliases: _expression_statement_shapes(node.value, add), ast.AugAssign: _augmented,
+    ast.BinOp: _binary, ast.If: lambda node, add, aliases: _best_so_far(node, add), ast.keyword: _keyword,
+    ast.Import: _import, ast.ImportFrom: _import,
+}
