@@ -290,9 +290,8 @@ def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
 
 
 def _big_files_first(files: List[str]) -> List[str]:
-    """The biggest files are linted first (longest job first), so that the run does not end with one core
-    waiting for the other; notebooks after the sources."""
-    return sorted(files, key=lambda path: (is_notebook(path), -_size(path)))
+    """Big files are linted first, so that the run does not end waiting for one (stable otherwise)."""
+    return sorted(files, key=lambda path: is_notebook(path) or _size(path) <= BIG_FILE)
 
 
 def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
