@@ -215,7 +215,9 @@ def test_random_cells_never_crash_and_keep_shapes():
         left = lint_cells(list(zip(numbers, texts)), "nb", RULES)
         assert not [d for d in left if d.fix is not None and d.fix.applicability.value == "safe"]
         errors = lambda ds: [(d.cell, d.line, d.column) for d in ds if d.code == "TCL001"]  # noqa: E731
-        assert errors(left) == errors(found)
+        # a fix never adds a syntax error; one may go unreported after the fix when no rule's trigger text is left
+        # (a file no rule can match is not parsed: `).detach(` fixed into `.detach().clone()`)
+        assert set(errors(left)) <= set(errors(found))
     assert fixed > 50
 
 
