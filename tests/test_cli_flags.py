@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from _support import ROOT
-from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES
+from torchcopy_lint.codes import DEFAULT_CODES
 
 HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
 TWO = HAZARD + b"z = torch.tensor(x)\nw = x.clone().detach()\n"

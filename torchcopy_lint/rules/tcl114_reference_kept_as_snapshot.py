@@ -9,7 +9,7 @@ import libcst as cst
 from ..codes import BEST_NAME, HISTORY_NAME, SNAPSHOT_NAME, TRIGGERS
 from ..imports import dotted_name
 from ..semantic import Kind
-from ._alias import AliasRule, binding_at, name_of
+from ._alias import AliasRule, binding_at
 from ._build import method
 
 _COMPARE = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)

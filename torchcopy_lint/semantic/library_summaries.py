@@ -16,7 +16,7 @@ anywhere in it, iterators and generators, ``Any``; so is a function defined more
 from __future__ import annotations
 
 import ast
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from .facts import UNKNOWN, annotation, bound_names, dotted, target_names
 from .summaries import _record_factory, class_bases, decorators, empty_summary, import_bindings, signature, walk_statements
