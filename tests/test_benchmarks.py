@@ -40,3 +40,10 @@ def test_latency_file_is_deterministic(tmp_path, monkeypatch):
     (tmp_path / "again").mkdir()
     assert make_latency_file(tmp_path / "again").read_text() == first
     assert first.count("\n") == 1000 and first.count(".clone().detach()") > 10
+
+
+def test_libcst_share_reports_what_reaches_libcst():
+    result = subprocess.run([sys.executable, str(BENCH / "libcst_share.py"), str(ROOT / "fixtures" / "TCL103")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "reach LibCST" in result.stdout and "TCL103:" in result.stdout
