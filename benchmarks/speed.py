@@ -65,7 +65,8 @@ def ruff_command(ruff: str, paths: list[str]) -> list[str]:
 
 def select_flag(args) -> list[str]:
     """``--select CODES`` when the run names the rules (issue 17 measures TCL101-TCL115), else the defaults."""
-    return ["--select", args.select] if args.select else []
+    select = getattr(args, "select", None)  # bench.py and torchfix_compare.py reuse linter_cold without it
+    return ["--select", select] if select else []
 
 
 def linter_cold(linter: str, paths: list[str], args) -> dict:
