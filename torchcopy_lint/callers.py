@@ -16,6 +16,7 @@ import re
 from typing import List, Optional, Pattern, Tuple
 
 from .codes import TRIGGERS, compile_trigger
+from .structure import line_starts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -38,11 +39,7 @@ def context_callers(tree: ast.Module, source: bytes) -> Optional[Pattern[bytes]]
 def _functions(tree: ast.Module, source: bytes) -> List[Tuple[str, bytes]]:
     """(name, text) of every method of the module's classes (nested classes included; statements only are
     walked)."""
-    starts = [0]
-    at = source.find(b"\n")
-    while at >= 0:
-        starts.append(at + 1)
-        at = source.find(b"\n", at + 1)
+    starts = line_starts(source)
     found: List[Tuple[str, bytes]] = []
     pending: List[Tuple[ast.AST, bool]] = [(node, False) for node in tree.body]
     while pending:

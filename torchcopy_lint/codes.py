@@ -62,6 +62,11 @@ SHARING_NAMES = frozenset({"from_numpy", "as_tensor", "asarray"})
 #: Methods ending in `_` that do not write values (the aliasing rules' in-place writes are the others).
 NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "pin_memory_", "record_stream_"})
 
+
+def is_in_place(name: str) -> bool:
+    """A method or function name that writes its receiver (or first argument) in place: ends in `_`."""
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
+
 #: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
 #: (not a literal list, number or string), with any GAP around the parenthesis.
 TENSOR_OF_NAME = word("tensor") + GAP + r"\(" + GAP + r"(?:[A-Za-z_(\-~]|[^\x00-\x7f])"

@@ -31,8 +31,8 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
-from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, NOT_WRITES, SHARING_NAMES,
-                    SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS)
+from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
+                    SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
 
 _CONVERSION_SET = frozenset(CONVERSION_METHODS)
 _DISCARDABLE_SET = frozenset(DISCARDABLE_METHODS)
@@ -160,7 +160,7 @@ def _call_shapes(call: ast.Call, add) -> None:
         add("method:" + name)
         if name == "step":
             add("write")
-        elif _in_place(name):
+        elif is_in_place(name):
             add("write")
             _written(func.value, add)  # type: ignore[attr-defined]  # x.add_(1)
             if call.args:
@@ -186,7 +186,7 @@ def _call_shapes(call: ast.Call, add) -> None:
                 add("name_detach_of:" + inner.func.id)
     elif func.__class__ is ast.Name:
         name = func.id  # type: ignore[attr-defined]
-        if _in_place(name):
+        if is_in_place(name):
             add("write")  # zeros_(w), imported by name
             if call.args:
                 _written(call.args[0], add)
@@ -222,19 +222,10 @@ def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
         add(prefix + "tensors:" + name)
 
 
-def _in_place(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
-
-
 def _last_part(expr: ast.AST) -> Optional[str]:
     """The last name of a dotted chain (``b`` of ``self.a.b``); None for anything else."""
-    last = None
-    while expr.__class__ is ast.Attribute:
-        last = last or expr.attr  # type: ignore[attr-defined]
-        expr = expr.value  # type: ignore[attr-defined]
-    if expr.__class__ is not ast.Name:
-        return None
-    return last or expr.id  # type: ignore[attr-defined]
+    key = _dotted(expr)
+    return key.rpartition(".")[2] if key is not None else None
 
 
 def _plain_reference(value: ast.AST) -> bool:
@@ -267,29 +258,12 @@ def _assign_shapes(node: ast.Assign, add) -> None:
     if value.__class__ is ast.BinOp and value.op.__class__ is ast.Mult \
             and (_one_element(value.left) or _one_element(value.right)):  # type: ignore[attr-defined]
         add("listmul:" + key)  # xs = [t] * n
-    detached = bridged = False
-    while True:  # y = x.detach(), y = x.data[0], y = x.detach().view(-1), a = t.numpy(), t = from_numpy(a)
-        cls = value.__class__
-        if cls is ast.Subscript:
-            value = value.value  # type: ignore[attr-defined]
-        elif cls is ast.Attribute and value.attr in VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
-            detached = detached or value.attr == "data"  # type: ignore[attr-defined]
-            value = value.value  # type: ignore[attr-defined]
-        elif cls is ast.Call and value.func.__class__ is ast.Attribute \
-                and value.func.attr in VIEW_METHODS:  # type: ignore[attr-defined]
-            detached = detached or value.func.attr == "detach"  # type: ignore[attr-defined]
-            bridged = bridged or value.func.attr == "numpy"  # type: ignore[attr-defined]
-            value = value.func.value  # type: ignore[attr-defined]
-        elif cls is ast.Call and len(value.args) == 1 and _may_share(value.func):  # type: ignore[attr-defined]
-            bridged = True
-            value = value.args[0]  # type: ignore[attr-defined]
-        else:
-            break
-    if detached:
+    root, hows = _alias_root(value)  # y = x.detach(), y = x.data[0], a = t.numpy(), t = from_numpy(a)
+    if "detach" in hows or "data" in hows:
         add("detach_alias:" + key)
-    if bridged:
+    if "numpy" in hows or _SHARED in hows:
         add("bridge:" + key)
-        source = _dotted(value)
+        source = _dotted(root)
         if source is not None:
             add("bridge:" + source)
 
@@ -312,23 +286,36 @@ def _dotted(expr: ast.AST) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def _storage_key(expr: ast.AST) -> Optional[str]:
-    """The name whose storage ``expr`` is, as semantic/storage.py finds it (``w`` for ``w.data[0]``,
-    ``w.detach().view(-1)``, ``torch.from_numpy(w)``), with every subscript and possible sharing call
-    looked through (a superset); None when it is not a chain of names."""
+_SHARED = "(a sharing call)"
+
+
+def _alias_root(expr: ast.AST) -> Tuple[ast.AST, Set[str]]:
+    """What ``expr`` shares storage with, as semantic/storage.py's ``alias_of`` follows it, with every
+    subscript and possible sharing call looked through (a superset), and the views and attributes passed on
+    the way (``_SHARED`` for a sharing call)."""
+    hows: Set[str] = set()
     while True:
         cls = expr.__class__
         if cls is ast.Subscript:
             expr = expr.value  # type: ignore[attr-defined]
         elif cls is ast.Attribute and expr.attr in VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
+            hows.add(expr.attr)  # type: ignore[attr-defined]
             expr = expr.value  # type: ignore[attr-defined]
         elif cls is ast.Call and expr.func.__class__ is ast.Attribute \
                 and expr.func.attr in VIEW_METHODS:  # type: ignore[attr-defined]
+            hows.add(expr.func.attr)  # type: ignore[attr-defined]
             expr = expr.func.value  # type: ignore[attr-defined]
-        elif cls is ast.Call and expr.args and _may_share(expr.func):  # type: ignore[attr-defined]
+        elif cls is ast.Call and len(expr.args) == 1 and _may_share(expr.func):  # type: ignore[attr-defined]
+            hows.add(_SHARED)
             expr = expr.args[0]  # type: ignore[attr-defined]
         else:
-            return _dotted(expr)
+            return expr, hows
+
+
+def _storage_key(expr: ast.AST) -> Optional[str]:
+    """The name whose storage ``expr`` is, as semantic/storage.py finds it (``w`` for ``w.data[0]``,
+    ``w.detach().view(-1)``, ``torch.from_numpy(w)``); None when it is not a chain of names."""
+    return _dotted(_alias_root(expr)[0])
 
 
 def _written(expr: ast.AST, add) -> None:

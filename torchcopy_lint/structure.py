@@ -184,7 +184,7 @@ _REMEMBER = 4096  # statements
 
 def _shapes(tree: ast.Module, source: bytes, aliases: Dict[str, str]) -> List[Shape]:
     """``shape_of`` of each top-level statement, from ``_REMEMBERED`` when its text was seen."""
-    starts = _line_starts(source)
+    starts = line_starts(source)
     out = []
     for statement in tree.body:
         first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
@@ -206,7 +206,7 @@ def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: Fro
                aliases: Dict[str, str]) -> List[int]:
     body = tree.body
     candidates = []
-    line_starts: Optional[List[int]] = None
+    starts: Optional[List[int]] = None
     for index, (statement, shape) in enumerate(zip(body, shapes)):
         if not shape.inert:
             continue
@@ -216,17 +216,18 @@ def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: Fro
             continue  # shares its first line with the statement before (`a = 1; T = [...]`)
         if index + 1 < len(body) and body[index + 1].lineno <= (statement.end_lineno or 0):
             continue  # ... or its last line with the next one
-        if line_starts is None:
-            line_starts = _line_starts(source)
-        start = line_starts[statement.lineno - 1]
-        end = line_starts[statement.end_lineno] if statement.end_lineno < len(line_starts) else len(source)  # type: ignore[operator]
+        if starts is None:
+            starts = line_starts(source)
+        start = starts[statement.lineno - 1]
+        end = starts[statement.end_lineno] if statement.end_lineno < len(starts) else len(source)  # type: ignore[operator]
         if end - start < DROP_MIN or statement.col_offset != 0:
             continue
         candidates.append((index, start, end, shape.names))
     return [index for index, start, end, names in candidates if not _named_elsewhere(source, start, end, names)]
 
 
-def _line_starts(source: bytes) -> List[int]:
+def line_starts(source: bytes) -> List[int]:
+    """The offset of every line's first byte."""
     starts = [0]
     find = source.find
     at = find(b"\n")

@@ -50,7 +50,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from ..codes import NOT_WRITES, VIEW_ATTRIBUTES, VIEW_METHODS
+from ..codes import VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place
 from ..imports import dotted_name
 from .kinds import Kind, known
 
@@ -205,14 +205,14 @@ class Storage:
                 if name == "step" and known(self.model.evaluator.value(func.value)).kind is Kind.OPTIMIZER:
                     out.append(Write(None, None, "step", 0, call))
                     continue
-                if _in_place(name):
+                if is_in_place(name):
                     qualified = self.model.imports.qualified_name(func) or ""
                     if qualified.startswith(("torch.", "numpy.")) and "." in qualified[6:]:
                         if call.args and call.args[0].keyword is None:  # torch.nn.init.zeros_(w)
                             self._add(out, call.args[0].value, "function", call, 0)
                     else:
                         self._add(out, func.value, "method", call, 0)
-            elif isinstance(func, cst.Name) and _in_place(func.value) and call.args and call.args[0].keyword is None \
+            elif isinstance(func, cst.Name) and is_in_place(func.value) and call.args and call.args[0].keyword is None \
                     and (self.model.imports.qualified_name(func) or "").startswith("torch."):
                 self._add(out, call.args[0].value, "function", call, 0)
         return out
@@ -328,10 +328,6 @@ class Storage:
         if keys is None:
             keys = self._written[id(flow)] = {w.key for i in range(len(flow.cfg_nodes)) for w in self.writes_at(flow, i)}
         return keys
-
-
-def _in_place(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
 
 
 def _basic_index(element: cst.SubscriptElement) -> bool:
