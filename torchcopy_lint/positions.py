@@ -21,7 +21,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState  # private, but stable across 1.x (pinned <2)
 from libcst.metadata import CodePosition, CodeRange
 
-from .walk import remembering
+from .walk import StatementMemo
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -188,20 +188,13 @@ def positions_in_statements(module: cst.Module, targets: Sequence[cst.CSTNode], 
     style = (module.default_indent, module.default_newline)
     for holder_id, inside in wanted.items():
         statement, start, indent = places[holder_id]
-        known = _GENERATED.get(holder_id) if remembering() else None
-        if known is not None and known[0] is statement and known[1] == (indent, style) \
-                and all(id(target) in known[2] for target in inside):
-            relative = known[2]
-        else:
+        relative = _GENERATED.get(statement, (indent, style))
+        if relative is None or not all(id(target) in relative for target in inside):
             state = _TargetPositions(module, [*inside, statement], line=1)
             if indent is not None:
                 state.increase_indent(indent)
             statement._codegen(state)
-            relative = state.found
-            if remembering():
-                _GENERATED[holder_id] = (statement, (indent, style), relative)
-                while len(_GENERATED) > _GENERATED_MAX:
-                    del _GENERATED[next(iter(_GENERATED))]
+            relative = _GENERATED.put(statement, (indent, style), state.found)
         own = relative.get(id(statement))
         if own is None or own.start.line + start.code_line - 1 != start.keyword_line:
             return None
@@ -211,11 +204,9 @@ def positions_in_statements(module: cst.Module, targets: Sequence[cst.CSTNode], 
     return found if all(id(target) in found for target in targets) else None
 
 
-#: Positions in statements generated before, counted from the statement's first line, in an editor
-#: (walk.remember_statements; reparse.py keeps the nodes of the statements an edit did not touch):
-#: statement id -> (the statement, its indent and the module's style, node id -> range).
-_GENERATED: Dict[int, Tuple[cst.CSTNode, tuple, Dict[int, CodeRange]]] = {}
-_GENERATED_MAX = 256
+#: Positions in statements generated before, counted from the statement's first line (node id -> range), in
+#: an editor (walk.remember_statements), by the statement's indent and the module's style.
+_GENERATED = StatementMemo(256)
 
 
 def _shifted(found: CodeRange, lines: int) -> CodeRange:

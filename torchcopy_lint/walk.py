@@ -79,19 +79,38 @@ def nodes_of_type(root: cst.CSTNode, wanted: type) -> List[cst.CSTNode]:
     if _remembering and type(root) is cst.Module:
         found = []
         for statement in root.body:  # type: ignore[attr-defined]
-            key = (id(statement), wanted)
-            known = _BY_STATEMENT.get(key)
-            if known is None or known[0] is not statement:
-                known = _BY_STATEMENT[key] = (statement, _nodes_of_type(statement, wanted))
-                while len(_BY_STATEMENT) > _BY_STATEMENT_MAX:
-                    del _BY_STATEMENT[next(iter(_BY_STATEMENT))]
-            found.extend(known[1])
+            known = _CALLS_BY_STATEMENT.get(statement, wanted)
+            if known is None:
+                known = _CALLS_BY_STATEMENT.put(statement, wanted, _nodes_of_type(statement, wanted))
+            found.extend(known)
         return found
     return _nodes_of_type(root, wanted)
 
 
-_BY_STATEMENT: Dict[Tuple[int, type], Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
-_BY_STATEMENT_MAX = 512
+class StatementMemo:
+    """Answers about a statement node, kept while it lives on in a document's next versions (the editor:
+    reparse.py keeps the nodes of the statements an edit did not touch), the oldest dropped beyond ``size``.
+    ``context`` is what else the answer depends on; an entry holds its statement, so its id stays its own."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: Dict[int, Tuple[cst.CSTNode, object, object]] = {}
+
+    def get(self, statement: cst.CSTNode, context: object) -> Optional[object]:
+        if not _remembering:
+            return None
+        known = self._entries.get(id(statement))
+        return known[2] if known is not None and known[0] is statement and known[1] == context else None
+
+    def put(self, statement: cst.CSTNode, context: object, value):
+        if _remembering:
+            self._entries[id(statement)] = (statement, context, value)
+            while len(self._entries) > self.size:
+                del self._entries[next(iter(self._entries))]
+        return value
+
+
+_CALLS_BY_STATEMENT = StatementMemo(512)
 _remembering = False
 
 
@@ -100,10 +119,6 @@ def remember_statements() -> None:
     for the CLI, which lints each file once: the entries would only keep the last file's nodes alive."""
     global _remembering
     _remembering = True
-
-
-def remembering() -> bool:
-    return _remembering
 
 
 def _nodes_of_type(root: cst.CSTNode, wanted: type) -> List[cst.CSTNode]:
