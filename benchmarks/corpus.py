@@ -64,6 +64,7 @@ GIT_REPOS: Dict[str, str] = {
     "facebookresearch/detr": "29901c51d7fe8712168b8d0d64351170bc0f83e0",
     "facebookresearch/dino": "7c446df5b9f45747937fb0d72314eb9f7b66930a",
     "facebookresearch/mae": "efb2a8062c206524e35e47d04501ed4f544c0ae8",
+    "florianmahner/object-dimensions": "858a87c79c971a631f99cf88ff58f7e0c3f157c6",
     "GuilhemROLLAND/PyTorch_Tuto": "f137883479149bf6ed98e308cc2ca5ce121afb8a",
     "huggingface/pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
     "hunkim/PyTorchZeroToAll": "e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289",
