@@ -136,9 +136,12 @@ LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[" + _NOT_A
 #: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
 #: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
 SNAPSHOT_WORDS = ("best", "old", "prev", "init", "before", "snapshot", "saved", "backup")
-#: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, and nothing else.
-SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT
-                  + r"detach" + GAP + r"\(" + GAP + r"\))?" + GAP + r"\)?[ \t]*(?:[#;\r\n]|\Z)")
+#: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, maybe in
+#: parentheses, and nothing else on its line; never `True`/`False`/`None` (constants: `initialized = True`), and a
+#: closing parenthesis only after an opening one (`f(init=x)` is a keyword argument, not an assignment).
+_REFERENCE = (r"(?!(?:True|False|None)\b)[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT + r"detach"
+              + GAP + r"\(" + GAP + r"\))?")
+SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + _REFERENCE + GAP + r"\)|" + _REFERENCE + r")[ \t]*(?:[#;\r\n]|\Z)")
 HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
                  "trajectory", "trajectories", "snapshot", "snapshots", "tracked")
 #: Names that say a value is kept to be compared with later ones (a snapshot), not to follow them: a word of
@@ -149,6 +152,23 @@ SNAPSHOT_NAME = re.compile(r"(?:^|_)(?:best|old|prev|previous|init|initial|befor
 HISTORY_NAME = re.compile(r"(?:^|_)(?:%s)$" % "|".join(HISTORY_WORDS))
 #: Names compared and rebound in a "best so far" test.
 BEST_NAME = re.compile(r"best|lowest|highest")
+#: TCL114's intent as text, one alternative per literal (shapes.py's ``kept`` tokens, a superset): a snapshot-named
+#: name assigned a reference, or a snapshot-named container (`old_params[k] = p`, `saved.append(w)`); a history
+#: container's `[` or `.append`; a comparison with a best/lowest/highest operand (`if acc > best_acc:`, whatever
+#: `best_acc` is rebound to).
+#: A subscript stored into (`[k] =`, not `==`): brackets nested up to three deep inside (not counting brackets in
+#: strings or comments: a key such as `"]"` is not seen), each alternative unambiguous, so a failing search is linear.
+_SUBSCRIPT = r"\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
+STORED_INTO = _SUBSCRIPT + GAP + "=(?!=)"
+_BEST_OPERAND = r"(?:[A-Za-z_]\w*" + GAP + DOT + r")*\w*(?:best|lowest|highest)"
+KEPT_WITH_INTENT = "|".join(
+    [w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + r"(?:" + SNAPSHOT_VALUE + "|" + STORED_INTO + "|" + DOT + r"append)"
+     for w in SNAPSHOT_WORDS]
+    + [r"hist(?:ory|ories)?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"]
+    + [w + r"s?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")" for w in ("log", "record", "trace")]
+    + [r"traj(?:ectory|ectories)?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")", r"tracked" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"]
+    + [w + r"\w*" + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
+    + [op + r"=?" + GAP + _BEST_OPERAND for op in ("<", ">")])
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
@@ -188,12 +208,9 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
     "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
                IN_PLACE_WRITE),
-    # a tensor kept by reference with intent (a snapshot name assigned, a "best so far" name rebound, a history
-    # container stored into), then an in-place write (or a step)
-    "TCL114": ("|".join([w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + SNAPSHOT_VALUE for w in SNAPSHOT_WORDS]
-                        + [w + r"\w*" + GAP + "=(?!=)" for w in ("lowest", "highest")]
-                        + [w + GAP + r"(?:" + DOT + r"append|\[)" for w in HISTORY_WORDS]),
-               IN_PLACE_WRITE),
+    # a tensor kept by reference with intent (a snapshot name assigned, a snapshot- or history-named container
+    # stored into or appended to, a "best so far" comparison), then an in-place write (or a step)
+    "TCL114": (KEPT_WITH_INTENT, IN_PLACE_WRITE),
     "TCL115": (DOT + "(?:detach|data)",
                "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
                + "(?:detach|data)", IN_PLACE_WRITE),

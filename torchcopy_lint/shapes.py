@@ -6,7 +6,9 @@ superset of what its rule reports: the rule's own visitor (on LibCST) asks more,
 
 - ``call:NAME`` (a call of ``NAME(...)`` or ``x.NAME(...)``; ``name_call:NAME`` for a plain name, which
   ``structure.resolved`` maps through import aliases), ``data:NAME`` / ``tensors:NAME`` (such a call whose
-  data argument may be a tensor / a list of tensors), ``one_arg:NAME``, ``method:NAME`` (``x.NAME(...)``),
+  data argument may be a tensor / a list of tensors), ``one_arg:NAME`` (its one argument may be a tensor; all
+  three from arguments.py, which reads a def's parameters for the calls of TCL101/TCL107/TCL108),
+  ``method:NAME`` (``x.NAME(...)``),
   ``detach_of:NAME`` (``NAME(...).detach()``), ``attr:NAME`` (any ``x.NAME``);
 - ``conv_of:NAME``: a dtype/device conversion (codes.CONVERSION_METHODS) called on the result of a call of
   ``NAME`` (``torch.zeros(n).to(d)``, ``x.clone().float()``: TCL116, TCL118);
@@ -31,6 +33,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
+from .arguments import REFINED_CALLS, argument_tokens, scoped_argument_tokens
 from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
                     SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
 
@@ -38,6 +41,7 @@ _CONVERSION_SET = frozenset(CONVERSION_METHODS)
 _DISCARDABLE_SET = frozenset(DISCARDABLE_METHODS)
 _COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _INERT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 # Nodes that make a statement more than data: scopes, walrus bindings, calls (side effects the
 # semantic model may read: `xs.append(t)`), generators.
@@ -67,13 +71,17 @@ class Shape:
     inert: bool
 
 
-def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
+def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, as_method: bool = False) -> Shape:
     """Walk ``statement`` once (iteratively: no recursion limit); ``aliases`` collects local import
-    names -> the name they import (``import a.b as c``: c -> b; ``from m import x as y``: y -> x)."""
+    names -> the name they import (``import a.b as c``: c -> b; ``from m import x as y``: y -> x).
+    ``scoped``: refine the tokens of TCL101/TCL107/TCL108 by the function they are in (arguments.py);
+    ``as_method``: ``statement`` is a def that may be a method."""
     tokens: Set[str] = set()
     names: Set[str] = set()
     inert = isinstance(statement, _INERT_STATEMENTS)
     add, add_name = tokens.add, names.add
+    arguments: Set[str] = set()  # TCL101/TCL107/TCL108's tokens, refined by scope in a def or class (arguments.py)
+    add_argument = arguments.add
     Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
     AST = ast.AST
     stack: List[ast.AST] = [statement]
@@ -90,6 +98,7 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
                 add("data_write")  # p.data = v, p.data += v
         elif cls is Call:
             _call_shapes(node, add)  # type: ignore[arg-type]
+            argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
         else:
             handle = _HANDLERS.get(cls)
             if handle is not None:
@@ -104,6 +113,13 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str]) -> Shape:
                         push(item)
             elif isinstance(value, AST) and value.__class__ is not Constant:
                 push(value)
+    if arguments:
+        if scoped and isinstance(statement, _DEFINITIONS) \
+                and any(token.rpartition(":")[2] in REFINED_CALLS for token in arguments):
+            tokens |= {token for token in arguments if token.rpartition(":")[2] not in REFINED_CALLS}
+            scoped_argument_tokens(statement, add, as_method)
+        else:
+            tokens |= arguments
     return Shape(tokens, names, inert)
 
 
@@ -136,18 +152,6 @@ def _import(node, add, aliases) -> None:
             aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
 
 
-# What a call's data argument (the first positional one, or ``data=``) may be for the semantic model to
-# call it a tensor: not a literal (a number, a string, a display, a comprehension).
-_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
-             ast.DictComp, ast.GeneratorExp)
-
-
-# What a call's data argument cannot be for TCL107 (a list of tensors): a constant, a string, a dict, a set, or a
-# list/tuple display (those count when they are not empty and hold no constant). Anything else may be one:
-# a name, `list(...)`, a comprehension, an attribute, a subscript.
-_NOT_TENSOR_LISTS = (ast.Constant, ast.JoinedStr, ast.Dict, ast.DictComp, ast.Set, ast.SetComp, ast.List, ast.Tuple)
-
-
 def _is_data(node: ast.AST) -> bool:
     return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
 
@@ -172,9 +176,7 @@ def _call_shapes(call: ast.Call, add) -> None:
             elif made.__class__ is ast.Name:
                 add("conv_of:" + made.id)
                 add("name_conv_of:" + made.id)
-        _call_tokens(call, name, "", add)
-        if arity == 1 and func.value.__class__ is ast.Name:  # type: ignore[attr-defined]
-            add("one_arg:" + name)  # copy.copy(t)
+        add("call:" + name)
         if _is_data(func.value) and name.endswith("_") and not name.startswith("__"):  # type: ignore[attr-defined]
             add("data_write")  # p.data.add_(v)
         inner = func.value  # type: ignore[attr-defined]
@@ -190,36 +192,10 @@ def _call_shapes(call: ast.Call, add) -> None:
             add("write")  # zeros_(w), imported by name
             if call.args:
                 _written(call.args[0], add)
-        for prefix in ("", "name_"):
-            _call_tokens(call, name, prefix, add)
-            if arity == 1:
-                add(prefix + "one_arg:" + name)
+        add("call:" + name)
+        add("name_call:" + name)
     if any(_is_data(a) for a in call.args[:1]) or any(_is_data(k.value) for k in call.keywords):
         add("data_write")  # torch.nn.init.zeros_(p.data): a function may write it
-
-
-def _call_tokens(call: ast.Call, name: str, prefix: str, add) -> None:
-    """``call:NAME``; ``data:NAME`` when its data argument may be a tensor (TCL101: ``torch.tensor(t)``);
-    ``tensors:NAME`` when it may be a list of tensors (TCL107: anything but a constant, a dict or set, or a
-    list/tuple display that is empty or holds a constant). A ``*args``/``**kwargs`` may be anything. ``prefix`` "name_": tokens of a plain name's call,
-    which ``resolved`` turns into tokens of what an import alias stands for."""
-    add(prefix + "call:" + name)
-    data = None
-    unsure = bool(call.args) and call.args[0].__class__ is ast.Starred
-    if call.args and not unsure:
-        data = call.args[0]
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            unsure = True
-        elif keyword.arg == "data" and data is None:
-            data = keyword.value
-    if data is None and not unsure:
-        return
-    if unsure or not isinstance(data, _LITERALS):
-        add(prefix + "data:" + name)
-    if unsure or not isinstance(data, _NOT_TENSOR_LISTS) or isinstance(data, (ast.List, ast.Tuple)) and data.elts \
-            and not any(e.__class__ is ast.Constant for e in data.elts):  # type: ignore[union-attr]
-        add(prefix + "tensors:" + name)
 
 
 def _last_part(expr: ast.AST) -> Optional[str]:

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
+from .arguments import followed
 from .codes import CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, compile_trigger
 from .shapes import Shape, shape_of
 
@@ -129,6 +130,7 @@ class Plan:
     aliases: Dict[str, str] = field(default_factory=dict, repr=False)
     # the (unresolved) tokens of each top-level statement, by id with the statement (valid while the tree lives)
     tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
+    scoped: bool = True  # TCL101/TCL107/TCL108's tokens refined by scope (arguments.followed)
 
     def take_tree(self) -> Optional[ast.Module]:
         tree, self.tree = self.tree, None
@@ -147,7 +149,8 @@ class Plan:
         if evidence is not None and compile_trigger(evidence, True).search(segment):
             return True
         known = self.tokens.get(id(node))
-        raw = known[1] if known is not None and known[0] is node else shape_of(node, {}).tokens  # type: ignore[arg-type]
+        raw = known[1] if known is not None and known[0] is node \
+            else shape_of(node, {}, self.scoped, as_method=True).tokens  # type: ignore[arg-type]
         return can_fire(code, resolved(raw, self.aliases))
 
     @staticmethod
@@ -167,6 +170,9 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     aliases: Dict[str, str] = {}
     shapes = _shapes(tree, source, aliases) if remember and isinstance(source, bytes) \
         else [shape_of(statement, aliases) for statement in tree.body]
+    scoped = followed(aliases, source)
+    if not scoped:  # rare: a guard or an annotation's name under another name
+        shapes = [shape_of(statement, {}, scoped=False) for statement in tree.body]
     every: Set[str] = set()
     for shape in shapes:
         every |= shape.tokens
@@ -175,7 +181,7 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
     tokens = {id(s): (s, shape.tokens) for s, shape in zip(tree.body, shapes)}
-    return Plan(active, dropped, tree, aliases, tokens)
+    return Plan(active, dropped, tree, aliases, tokens, scoped)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}

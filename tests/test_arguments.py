@@ -1,0 +1,73 @@
+"""The structural prefilter's reading of TCL101/TCL107/TCL108's arguments (arguments.py): a parameter the
+semantic model knows nothing about, read before anything rebinds it, drops the rule; anything the model may
+call a tensor keeps it, and linting with and without the prefilter agrees on every case."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from torchcopy_lint import structure
+from torchcopy_lint.engine import lint_source
+from torchcopy_lint.rules import ALL_RULES
+
+CODES = ["TCL101", "TCL107", "TCL108"]
+HEAD = "import copy\nimport torch\nfrom typing import List, Optional\n"
+
+# (code, the rules the plan keeps)
+CASES = [
+    ("def f(x):\n    return torch.tensor(x)\n", set()),
+    ("def f(x: int, y: Optional[float] = None, *a, **k):\n    return torch.tensor(x) + torch.tensor(y)\n"
+     "def g(xs: List[int], a):\n    return torch.tensor(xs), copy.copy(a)\n", set()),
+    ("def f(a, b):\n    return torch.tensor([a, b]), torch.tensor([a.item(), b])\n", set()),
+    ("def f(x):\n    x = torch.tensor(x)\n    return x\n", set()),  # the read comes before its own rebinding
+    ("def f(x):\n    y = torch.tensor(x)\n    x = y\n    return copy.copy(x)\n", {"TCL108"}),  # rebound between
+    ("def f(x: torch.Tensor):\n    return torch.tensor(x)\n", {"TCL101"}),
+    ("def f(x: 'torch.Tensor'):\n    return torch.tensor(x)\n", {"TCL101"}),
+    ("def f(x):\n    if isinstance(x, torch.Tensor):\n        return torch.tensor(x)\n", {"TCL101"}),
+    ("def f(x):\n    assert torch.is_tensor(x)\n    return copy.copy(x)\n", {"TCL108"}),
+    ("def f(x):\n    x = torch.zeros(3)\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
+    ("def f(x, n):\n    for _ in range(n):\n        x = torch.tensor(x)\n    return x\n", {"TCL101", "TCL107"}),
+    ("def f(x):\n    while x.sum() > 0:\n        x = torch.tensor(x) - 1\n", {"TCL101", "TCL107"}),
+    ("def f(x, xs):\n    return [torch.tensor(x) for x in xs]\n", {"TCL101", "TCL107"}),
+    ("def f(x):\n    y = (x := torch.zeros(2)) + torch.tensor(x)\n", {"TCL101", "TCL107"}),
+    ("def f(x):\n    return lambda: torch.tensor(x)\n", {"TCL101", "TCL107"}),
+    ("def f(x):\n    def g():\n        return torch.tensor(x)\n    return g\n", {"TCL101", "TCL107"}),
+    ("def f(x):\n    def g():\n        nonlocal x\n        x = torch.zeros(2)\n    g()\n    return torch.tensor(x)\n",
+     {"TCL101", "TCL107"}),
+    ("class T(torch.Tensor):\n    def c(self):\n        return copy.copy(self)\n", {"TCL108"}),
+    ("x = torch.zeros(2)\ndef f():\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
+    ("def f(xs):\n    ys = []\n    ys.append(torch.zeros(()))\n    return torch.tensor(ys), torch.tensor(xs)\n",
+     {"TCL101", "TCL107"}),
+    # a guard or an annotation's name under another name: not followed
+    ("from torch import is_tensor as it\ndef f(x):\n    if it(x):\n        return torch.tensor(x)\n", {"TCL101", "TCL107"}),
+    ("from torch import Tensor as Any\ndef f(x: Any):\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
+    ("class List(torch.Tensor):\n    pass\ndef f(x: List):\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
+]
+
+
+@pytest.mark.parametrize("code,kept", CASES)
+def test_plans_keep_a_rule_only_where_the_argument_may_be_a_tensor(code, kept):
+    source = (HEAD + code).encode()
+    assert set(structure.plan(ast.parse(source), source, CODES).codes) == kept
+
+
+@pytest.mark.parametrize("code,kept", CASES)
+def test_linting_with_and_without_the_prefilter_agrees(code, kept):
+    source = (HEAD + code).encode()
+    reference = lint_source(source, "f.py", ALL_RULES, prune=False, structural=False)
+    assert lint_source(source, "f.py", ALL_RULES, prune=False) == reference
+    assert {d.code for d in reference} & set(CODES) <= kept  # what fires was kept
+
+
+def test_what_the_kept_cases_report():
+    """The cases above that are kept for a reason the model sees do report (the prefilter is not vacuous)."""
+    reported = {}
+    for code, kept in CASES:
+        source = (HEAD + code).encode()
+        reported[code] = {d.code for d in lint_source(source, "f.py", ALL_RULES, prune=False)} & set(CODES)
+    assert reported["def f(x: torch.Tensor):\n    return torch.tensor(x)\n"] == {"TCL101"}
+    assert reported["def f(x):\n    if isinstance(x, torch.Tensor):\n        return torch.tensor(x)\n"] == {"TCL101"}
+    assert reported["def f(x):\n    x = torch.zeros(3)\n    return torch.tensor(x)\n"] == {"TCL101"}
+    assert reported["class T(torch.Tensor):\n    def c(self):\n        return copy.copy(self)\n"] <= {"TCL108"}
