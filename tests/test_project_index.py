@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 
 from torchcopy_lint.cache import content_digest
 from torchcopy_lint.semantic import project as project_module
+from torchcopy_lint.semantic import project_files, summaries
 from torchcopy_lint.semantic.project import ProjectIndex, configure_summary_cache, find_root
 from torchcopy_lint.semantic.summaries import SUMMARY_FORMAT
 
@@ -440,3 +442,52 @@ def test_unmarked_package_of_scripts_sees_the_folder_above(tmp_path: Path):
     ProjectIndex.clear()
     result = _run("--no-cache", "--output-format", "json", str(root / "segment/train.py"), cwd=tmp_path)
     assert _codes(result) == []
+
+
+LAZY_MODULE = b"""import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def make(n):
+    return torch.zeros(n)
+def other():
+    return [1]
+"""
+
+
+def test_summaries_summarize_a_class_or_function_when_first_asked_for():
+    summary = summaries.summarize(LAZY_MODULE)
+    assert set(summary["functions"]) == {"make", "other"} and set(summary["classes"]) == {"Net"}
+    assert summary["functions"].summarized() == {"make": None, "other": None}  # nothing summarized yet
+    make = summary["functions"]["make"]
+    assert make == summaries._function_summary(ast.parse(LAZY_MODULE).body[2], method=False)
+    assert summary["functions"].summarized() == {"make": make, "other": None}
+    assert summary["classes"]["Net"]["methods"].keys() == {"forward"}
+
+
+def test_a_summary_kept_on_disk_summarizes_what_it_had_not_from_the_bytes(tmp_path: Path):
+    configure_summary_cache(str(tmp_path / "cache"))
+    try:
+        first = project_files.cached_summary("d" * 40, LAZY_MODULE)
+        first["functions"]["make"]  # summarized in this process, after the entry was written
+        (entry,) = (tmp_path / "cache").rglob(f"*-{SUMMARY_FORMAT}.json")
+        assert json.loads(entry.read_text())["functions"] == {"make": None, "other": None}
+        again = project_files.cached_summary("d" * 40, LAZY_MODULE)  # read back: summarized when asked for
+        assert again is not first and isinstance(again["functions"], summaries.LazyEntries)
+        assert again["functions"]["other"] == summaries.summarize(LAZY_MODULE)["functions"]["other"]
+        assert again["classes"]["Net"] == summaries.summarize(LAZY_MODULE)["classes"]["Net"]
+    finally:
+        configure_summary_cache(None)
+
+
+def test_a_function_too_deep_to_summarize_keeps_its_signature(monkeypatch):
+    real = summaries._function_summary
+
+    def deep(node, method):
+        if not (len(node.body) == 1 and isinstance(node.body[0], ast.Pass)):
+            raise RecursionError
+        return real(node, method)
+
+    monkeypatch.setattr(summaries, "_function_summary", deep)
+    made = summaries.summarize(LAZY_MODULE)["functions"]["make"]
+    assert made["params"] == real(ast.parse(LAZY_MODULE).body[2], method=False)["params"] and made["ret"] == []

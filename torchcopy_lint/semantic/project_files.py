@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from .. import __version__
 from ..cache import content_digest
 from ..environment import ROOT_MARKERS
-from .summaries import SUMMARY_FORMAT, empty_summary, summarize
+from .summaries import SUMMARY_FORMAT, as_json, empty_summary, from_json, summarize
 
 _summary_dir: Optional[str] = None
 _roots: Dict[str, str] = {}
@@ -141,7 +141,9 @@ def _well_formed(summary: Any) -> bool:
 
 def cached_summary(digest: str, content: bytes, build: Callable[[bytes], Dict[str, Any]] = summarize,
                    tag: str = str(SUMMARY_FORMAT)) -> Dict[str, Any]:
-    """``build(content)``, kept on disk under the content's digest and ``tag`` (the summary's format)."""
+    """``build(content)``, kept on disk under the content's digest and ``tag`` (the summary's format). A
+    project module's summary goes there as it is made: its classes and functions not summarized yet
+    (summaries.py), summarized from ``content`` when asked for."""
     if _summary_dir is None:
         return build(content)
     entry = os.path.join(_summary_dir, digest[:2], f"{digest}-{tag}.json")
@@ -149,7 +151,7 @@ def cached_summary(digest: str, content: bytes, build: Callable[[bytes], Dict[st
         with open(entry, "rb") as handle:
             summary = json.load(handle)
         if _well_formed(summary):
-            return summary
+            return from_json(summary, content) if build is summarize else summary
     except (OSError, ValueError):
         pass  # absent or corrupt: rebuild
     summary = build(content)
@@ -157,7 +159,7 @@ def cached_summary(digest: str, content: bytes, build: Callable[[bytes], Dict[st
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(entry), suffix=".tmp")
         with os.fdopen(fd, "w") as handle:
-            json.dump(summary, handle, separators=(",", ":"))
+            json.dump(as_json(summary), handle, separators=(",", ":"))
         os.replace(tmp, entry)
     except OSError:
         pass  # an unwritable cache is only slower
