@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
@@ -44,6 +45,10 @@ At = Optional["Site"]
 #: The calls whose argument tokens structure.NEEDS reads (`torch.tensor`/`torch.as_tensor`: TCL101, TCL107;
 #: `copy.copy`: TCL108): the only ones refined by scope (under another name, a call keeps its loose tokens).
 REFINED_CALLS = frozenset({"tensor", "as_tensor", "copy"})
+#: Their tokens that structure.NEEDS reads (and the twins of a plain name's call): a statement whose calls give
+#: none of them needs no refinement.
+REFINED_TOKENS = frozenset(prefix + token for prefix in ("", "name_")
+                           for token in ("data:tensor", "tensors:tensor", "tensors:as_tensor", "one_arg:copy"))
 
 
 def followed(aliases: Dict[str, str], source: Union[str, bytes]) -> bool:
@@ -130,13 +135,22 @@ class ArgumentScope:
 
 
 class Site:
-    """Where an argument is read: the function's scope, the statement the call is in, whether a loop of the
-    function holds it (a later statement may run before it then)."""
+    """Where an argument is read: the function (its scope made when first needed), the statement the call is
+    in, whether a loop of the function holds it (a later statement may run before it then)."""
 
-    __slots__ = ("scope", "statement", "looping")
+    __slots__ = ("_made", "_key", "statement", "looping")
 
-    def __init__(self, scope: ArgumentScope, statement: Position, looping: bool) -> None:
-        self.scope, self.statement, self.looping = scope, statement, looping
+    def __init__(self, made: Dict[int, "ArgumentScope"], key: Tuple[ast.AST, bool], statement: Position,
+                 looping: bool) -> None:
+        self._made, self._key, self.statement, self.looping = made, key, statement, looping
+
+    @property
+    def scope(self) -> ArgumentScope:
+        function, is_method = self._key
+        found = self._made.get(id(function))
+        if found is None:
+            found = self._made[id(function)] = ArgumentScope(function, is_method)  # type: ignore[arg-type]
+        return found
 
 
 def may_be_tensor(expr: ast.AST, at: At) -> bool:
@@ -226,25 +240,27 @@ def argument_tokens(call: ast.Call, add, at: At) -> None:
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def scoped_argument_tokens(statement: ast.stmt, add, as_method: bool = False) -> None:
-    """``argument_tokens`` of every call of REFINED_CALLS in ``statement`` (a top-level def or class), each with
-    where it is read: the body of a function in its scope, its decorators, defaults and annotations in the
-    enclosing one; a class body and a lambda's body in none (any name may be a tensor there). ``as_method``:
-    ``statement`` is a def that may be a method (its first parameter may be ``self``)."""
+def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method: bool = False) -> None:
+    """``argument_tokens`` of the calls of REFINED_CALLS in ``statement`` (a top-level def or class; ``lines``:
+    the sorted first lines of those calls, the only parts walked), each with where it is read: the body of a
+    function in its scope, its decorators, defaults and annotations in the enclosing one; a class body and a
+    lambda's body in none (any name may be a tensor there). ``as_method``: ``statement`` is a def that may be
+    a method (its first parameter may be ``self``)."""
     scopes: Dict[int, ArgumentScope] = {}
     methods: Set[int] = {id(statement)} if as_method else set()  # the defs written directly in a class body
     # a node; the innermost function it is read in, the function's statement that holds it, whether in a loop
     stack: list = [(statement, None, None, False)]
     while stack:
         node, function, holder, looping = stack.pop()
+        first = getattr(node, "lineno", None)
+        if first is not None:
+            at = bisect_left(lines, first)
+            if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
+                continue  # no such call in it
         cls = node.__class__
-        if cls is ast.Call and function is not None and _last_name(node.func) in REFINED_CALLS:  # type: ignore[attr-defined]
-            scope = scopes.get(id(function))
-            if scope is None:
-                scope = scopes[id(function)] = ArgumentScope(function, id(function) in methods)
-            argument_tokens(node, add, Site(scope, (holder.lineno, holder.col_offset), looping))  # type: ignore[arg-type]
-        elif cls is ast.Call and _last_name(node.func) in REFINED_CALLS:  # type: ignore[attr-defined]
-            argument_tokens(node, add, None)  # type: ignore[arg-type]
+        if cls is ast.Call and _last_name(node.func) in REFINED_CALLS:  # type: ignore[attr-defined]
+            argument_tokens(node, add, None if function is None else Site(  # type: ignore[arg-type]
+                scopes, (function, id(function) in methods), (holder.lineno, holder.col_offset), looping))
         if cls in _DEFINITIONS:
             outside = [*node.decorator_list, node.args] + ([node.returns] if node.returns else [])  # type: ignore[attr-defined]
             stack.extend((child, function, holder, looping) for child in outside)

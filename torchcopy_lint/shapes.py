@@ -33,7 +33,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
-from .arguments import REFINED_CALLS, argument_tokens, scoped_argument_tokens
+from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, scoped_argument_tokens
 from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
                     SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
 
@@ -82,6 +82,7 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     add, add_name = tokens.add, names.add
     arguments: Set[str] = set()  # TCL101/TCL107/TCL108's tokens, refined by scope in a def or class (arguments.py)
     add_argument = arguments.add
+    refined_lines: List[int] = []  # the first lines of the calls arguments.py refines
     Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
     AST = ast.AST
     stack: List[ast.AST] = [statement]
@@ -99,6 +100,9 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
         elif cls is Call:
             _call_shapes(node, add)  # type: ignore[arg-type]
             argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
+            func = node.func  # type: ignore[attr-defined]
+            if (func.attr if func.__class__ is Attribute else getattr(func, "id", None)) in REFINED_CALLS:
+                refined_lines.append(node.lineno)  # type: ignore[attr-defined]
         else:
             handle = _HANDLERS.get(cls)
             if handle is not None:
@@ -114,10 +118,9 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
             elif isinstance(value, AST) and value.__class__ is not Constant:
                 push(value)
     if arguments:
-        if scoped and isinstance(statement, _DEFINITIONS) \
-                and any(token.rpartition(":")[2] in REFINED_CALLS for token in arguments):
+        if scoped and isinstance(statement, _DEFINITIONS) and not arguments.isdisjoint(REFINED_TOKENS):
             tokens |= {token for token in arguments if token.rpartition(":")[2] not in REFINED_CALLS}
-            scoped_argument_tokens(statement, add, as_method)
+            scoped_argument_tokens(statement, add, sorted(refined_lines), as_method)
         else:
             tokens |= arguments
     return Shape(tokens, names, inert)
