@@ -15,6 +15,7 @@ import pytest
 from torchcopy_lint.cache import content_digest
 from torchcopy_lint.semantic import project as project_module
 from torchcopy_lint.semantic import project_files, summaries
+from torchcopy_lint.semantic.lazy import LazyEntries
 from torchcopy_lint.semantic.project import ProjectIndex, configure_summary_cache, find_root
 from torchcopy_lint.semantic.summaries import SUMMARY_FORMAT
 
@@ -473,7 +474,7 @@ def test_a_summary_kept_on_disk_summarizes_what_it_had_not_from_the_bytes(tmp_pa
         (entry,) = (tmp_path / "cache").rglob(f"*-{SUMMARY_FORMAT}.json")
         assert json.loads(entry.read_text())["functions"] == {"make": None, "other": None}
         again = project_files.cached_summary("d" * 40, LAZY_MODULE)  # read back: summarized when asked for
-        assert again is not first and isinstance(again["functions"], summaries.LazyEntries)
+        assert again is not first and isinstance(again["functions"], LazyEntries)
         assert again["functions"]["other"] == summaries.summarize(LAZY_MODULE)["functions"]["other"]
         assert again["classes"]["Net"] == summaries.summarize(LAZY_MODULE)["classes"]["Net"]
     finally:

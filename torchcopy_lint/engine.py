@@ -102,9 +102,10 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type["Rule"]], prun
             parsed = parse_active(source, active, prune, path, project, reparser, plan)
         except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:  # TooDeeplyNested too
             return [syntax_error_diagnostic(path, error, source)]
-        if not parsed.violations:
-            return []
-        return to_diagnostics(path, parsed)
+        plan = None
+        diagnostics = to_diagnostics(path, parsed) if parsed.violations else []
+        del parsed  # freed before collection resumes: its nodes, all young, would be walked once more
+        return diagnostics
 
 
 def _plan(source: Source, active: Sequence[Type["Rule"]], remember: bool = False) -> Plan:

@@ -215,4 +215,12 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = 
     if limit < 20000:
         sys.setrecursionlimit(20000)
     walk(module)
-    return context.violations
+    violations = context.violations
+    # The model's parts point back at it (and it at the tree): let go of them here, so that the file's
+    # tree is freed as soon as its diagnostics are made, not by a collection that walks all of it again.
+    semantic.release()
+    context.__dict__.clear()
+    rules.clear()
+    visit.clear()
+    leave.clear()
+    return violations

@@ -75,6 +75,22 @@ class SemanticModel:
         root = qualified.split(".")[0]
         return root in v.NON_PROJECT_ROOTS and root != self.own_package
 
+    def release(self) -> None:
+        """Let go of everything: the model's parts point back at it, its scopes at their bindings and reads
+        and back (a flow scope at itself). Broken here, a file's tree is freed when its diagnostics are made,
+        not by a collection that walks all of it once more. The model answers nothing afterwards."""
+        scopes = {id(s): s for s in (self._module_scope, *self.class_scopes.values(),
+                                     *self._function_scopes.values()) if s is not None}
+        for read in self.reads.values():
+            scopes.setdefault(id(read.scope), read.scope)
+        for scope in list(scopes.values()):
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    scopes.setdefault(id(binding.scope), binding.scope)
+        for scope in scopes.values():
+            scope.__dict__.clear()
+        self.__dict__.clear()
+
     # --- scopes ----------------------------------------------------------------------------------
 
     def module_scope(self) -> Scope:

@@ -19,7 +19,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from .. import __version__
 from ..cache import content_digest
 from ..environment import ROOT_MARKERS
-from .summaries import SUMMARY_FORMAT, as_json, empty_summary, from_json, summarize
+from .lazy import as_json
+from .summaries import SUMMARY_FORMAT, empty_summary, from_json, summarize
 
 _summary_dir: Optional[str] = None
 _roots: Dict[str, str] = {}

@@ -18,7 +18,7 @@ that imports the module. It holds, as plain JSON:
 
 How values are described (facts) is in semantic/facts.py.
 
-``classes`` and ``functions`` are ``LazyEntries``: each class or function is summarized when first asked for
+``classes`` and ``functions`` are ``LazyEntries`` (lazy.py): each class or function is summarized when first asked for
 (a cold run asks for a few dozen of the thousands that the modules it imports define: torch's own sources,
 147 modules read, ~2 s of CPU summarized whole). ``as_json`` forces them; a summary kept on disk holds
 ``null`` for an entry not summarized yet, summarized from the file's bytes when asked for (``from_json``).
@@ -27,10 +27,9 @@ How values are described (facts) is in semantic/facts.py.
 from __future__ import annotations
 
 import ast
-import copy
-from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .lazy import LazyEntries, Text
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
 
 SUMMARY_FORMAT = 4  # bump when the shape of a summary changes (it is part of the disk cache key)
@@ -46,65 +45,13 @@ def empty_summary() -> Dict[str, Any]:
     return {"imports": {}, "star": [], "symbols": {}, "classes": {}, "functions": {}}
 
 
-class _Pending:
-    """An entry not summarized yet: how to, from what."""
-
-    __slots__ = ("build", "node")
-
-    def __init__(self, build: Callable[[Any], Dict[str, Any]], node: Any) -> None:
-        self.build, self.node = build, node
-
-
-class LazyEntries(Mapping):
-    """A module's classes or functions by name, each summarized when first asked for; a redefinition
-    replaces the entry (the last one wins, as Python binds the name), in the first one's place."""
-
-    def __init__(self) -> None:
-        self._entries: Dict[str, Any] = {}
-
-    def define(self, name: str, build: Callable[[Any], Dict[str, Any]], node: Any) -> None:
-        self._entries[name] = _Pending(build, node)
-
-    def __setitem__(self, name: str, value: Dict[str, Any]) -> None:
-        self._entries[name] = value
-
-    def __getitem__(self, name: str) -> Dict[str, Any]:
-        found = self._entries[name]
-        if found.__class__ is _Pending:
-            try:
-                built = found.build(found.node)
-            except RecursionError:  # nested too deeply to follow: its signature only
-                built = found.build(_signature_only(found.node))
-            found = self._entries[name] = built
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def summarized(self) -> Dict[str, Optional[Dict[str, Any]]]:
-        """The entries as JSON, None for one not summarized yet (nothing is summarized for this)."""
-        return {name: None if value.__class__ is _Pending else value for name, value in self._entries.items()}
-
-
-def _signature_only(node: Any) -> Any:
-    """A def or class without its body (``pass``), for one too deeply nested to summarize."""
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node
-    shallow = copy.copy(node)
-    shallow.body = [ast.Pass()]
-    return shallow
-
-
 def summarize(source: bytes) -> Dict[str, Any]:
     """The summary of a module's source; an empty one when it does not parse."""
     tree = _tree(source)
     if tree is None:
         return empty_summary()
     try:
-        return _ModuleSummarizer().run(tree)
+        return _ModuleSummarizer(Text(source)).run(tree)
     except RecursionError:
         return empty_summary()
 
@@ -114,11 +61,6 @@ def _tree(source: bytes) -> Optional[ast.Module]:
         return ast.parse(source)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
         return None
-
-
-def as_json(summary: Dict[str, Any]) -> Dict[str, Any]:
-    """``summary`` as plain JSON: its lazy entries as they stand (None: not summarized yet)."""
-    return {key: value.summarized() if isinstance(value, LazyEntries) else value for key, value in summary.items()}
 
 
 def from_json(summary: Dict[str, Any], source: bytes) -> Dict[str, Any]:
@@ -131,7 +73,7 @@ def from_json(summary: Dict[str, Any], source: bytes) -> Dict[str, Any]:
     def fresh(key_name: Tuple[str, str]) -> Dict[str, Any]:
         if not parsed:
             tree = _tree(source)
-            parsed.append(_ModuleSummarizer().run(tree) if tree is not None else None)
+            parsed.append(_ModuleSummarizer(Text(source)).run(tree) if tree is not None else None)
         again = parsed[0]
         key, name = key_name
         return again[key][name] if again is not None and name in again[key] else {}
@@ -192,7 +134,8 @@ def walk_statements(body: Sequence[ast.stmt]):
 
 
 class _ModuleSummarizer:
-    def __init__(self) -> None:
+    def __init__(self, text: "Text") -> None:
+        self.text = text
         self.summary = empty_summary()
         self.summary["classes"], self.summary["functions"] = LazyEntries(), LazyEntries()
 
@@ -210,10 +153,10 @@ class _ModuleSummarizer:
                         self.summary["imports"][local] = target
                         self._bind(local, ["import", target])
             elif isinstance(stmt, ast.ClassDef):
-                self.summary["classes"].define(stmt.name, lambda node: _class_summary(node, module_scope), stmt)
+                self.summary["classes"].define(stmt.name, _module_class_summary, self.text.locate(stmt))
                 self._bind(stmt.name, ["class"])
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.summary["functions"].define(stmt.name, _module_function_summary, stmt)
+                self.summary["functions"].define(stmt.name, _module_function_summary, self.text.locate(stmt))
                 self._bind(stmt.name, ["def"])
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 self._assignment(stmt, module_scope)
@@ -307,6 +250,10 @@ def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
 
 def _module_function_summary(node: ast.AST) -> Dict[str, Any]:
     return _function_summary(node, method=False)
+
+
+def _module_class_summary(node: ast.AST) -> Dict[str, Any]:
+    return _class_summary(node, Scope(None, [], 0, {}))  # type: ignore[arg-type]
 
 
 def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
