@@ -71,3 +71,31 @@ def test_what_the_kept_cases_report():
     assert reported["def f(x):\n    if isinstance(x, torch.Tensor):\n        return torch.tensor(x)\n"] == {"TCL101"}
     assert reported["def f(x):\n    x = torch.zeros(3)\n    return torch.tensor(x)\n"] == {"TCL101"}
     assert reported["class T(torch.Tensor):\n    def c(self):\n        return copy.copy(self)\n"] <= {"TCL108"}
+
+
+# TCL105's place (training.py): a deepcopy in a loop of a function, other than __init__, that trains
+PLACES = [
+    ("def fit(m, opt, data):\n    m.train()\n    for x in data:\n        best = copy.deepcopy(m)\n"
+     "        m(x).sum().backward()\n        opt.step()\n    return best\n", {"TCL105"}),
+    ("def fit(m, data):\n    for x in data:\n        best = copy.deepcopy(m)\n    return best\n", set()),  # no training
+    ("def fit(m, opt):\n    best = copy.deepcopy(m)\n    opt.step()\n    return best\n", set()),  # in no loop
+    ("class T:\n    def __init__(self, m, opt):\n        for _ in range(2):\n            self.c = copy.deepcopy(m)\n"
+     "            opt.step()\n", set()),
+    ("class T:\n    def fit(self, m, opt, data):\n        m.train()\n        for x in data:\n"
+     "            self.c = copy.deepcopy(m)\n            m(x).sum().backward()\n            opt.step()\n", {"TCL105"}),
+    ("def fit(m, opt, data):\n    for x in data:\n        f = lambda: copy.deepcopy(m)\n        opt.step()\n", set()),
+    ("def fit(m, opt, data):\n    for x in data:\n        def inner():\n            return copy.deepcopy(m)\n"
+     "        opt.step()\n", set()),  # the innermost function does not train
+    ("from copy import deepcopy\nfor x in data:\n    best = deepcopy(m)\n", {"TCL105"}),  # module level: kept
+    ("from copy import deepcopy as dc\ndef fit(m, opt, data):\n    m.train()\n    for x in data:\n        b = dc(m)\n"
+     "        m(x).sum().backward()\n        opt.step()\n", {"TCL105"}),
+]
+
+
+@pytest.mark.parametrize("code,kept", PLACES)
+def test_a_deepcopy_is_kept_only_in_a_loop_of_code_that_trains(code, kept):
+    source = (HEAD + code).encode()
+    assert set(structure.plan(ast.parse(source), source, ["TCL105"]).codes) == kept
+    reference = lint_source(source, "f.py", ALL_RULES, prune=False, structural=False)
+    assert lint_source(source, "f.py", ALL_RULES, prune=False) == reference
+    assert {d.code for d in reference} & {"TCL105"} == (kept if "m.train()" in code else set())

@@ -138,7 +138,8 @@ def test_files_no_rule_can_fire_in():
 
 def test_import_aliases_resolve():
     assert _plan(b"from torch import tensor as T\ny = T(x)\n", ["TCL101"]).codes == {"TCL101"}
-    assert _plan(b"from copy import deepcopy as dc\nm2 = dc(m)\n", ["TCL105"]).codes == {"TCL105"}
+    assert _plan(b"from copy import deepcopy as dc\nfor x in data:\n    m2 = dc(m)\n", ["TCL105"]).codes == {"TCL105"}
+    assert _plan(b"from copy import deepcopy as dc\nm2 = dc(m)\n", ["TCL105"]).codes == frozenset()  # in no loop
     assert _plan(b"y = T(x)\n", ["TCL101"]).codes == frozenset()
 
 

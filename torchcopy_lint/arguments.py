@@ -57,11 +57,16 @@ def followed(aliases: Dict[str, str], source: Union[str, bytes]) -> bool:
     the file's own (text: a superset)."""
     if any(local in SAFE_ANNOTATIONS or imported in GUARD_CALLS for local, imported in aliases.items()):
         return False
-    return (_SAFE_CLASS_BYTES if isinstance(source, bytes) else _SAFE_CLASS).search(source) is None  # type: ignore[arg-type]
+    text = source.decode("latin-1") if isinstance(source, bytes) else source  # only where `class` is: any 8-bit
+    for found in _SAFE_CLASS.finditer(text):
+        start = max(text.rfind("\n", 0, found.start()), text.rfind("\r", 0, found.start())) + 1
+        if not text[start:found.start()].strip(" \t\f"):
+            return False  # `class` starts its line: a definition (not "the class type" in a docstring)
+    return True
 
 
-_SAFE_CLASS = re.compile(r"class\s+(?:%s)\b" % "|".join(sorted(SAFE_ANNOTATIONS)))
-_SAFE_CLASS_BYTES = re.compile(_SAFE_CLASS.pattern.encode())
+_SAFE_CLASS = re.compile(r"class(?:[ \t\f]|\\\r?\n)+(?:%s)\b" % "|".join(sorted(SAFE_ANNOTATIONS)))
+
 
 
 Position = Tuple[int, int]  # a statement's first line and column

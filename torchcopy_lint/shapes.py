@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, scoped_argument_tokens
+from .training import PLACED_CALLS, training_call_tokens
 from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
                     SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
 
@@ -83,6 +84,7 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     arguments: Set[str] = set()  # TCL101/TCL107/TCL108's tokens, refined by scope in a def or class (arguments.py)
     add_argument = arguments.add
     refined_lines: List[int] = []  # the first lines of the calls arguments.py refines
+    placed_lines: List[int] = []  # ... and of those whose place training.py reads
     Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
     AST = ast.AST
     stack: List[ast.AST] = [statement]
@@ -101,8 +103,11 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
             _call_shapes(node, add)  # type: ignore[arg-type]
             argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
             func = node.func  # type: ignore[attr-defined]
-            if (func.attr if func.__class__ is Attribute else getattr(func, "id", None)) in REFINED_CALLS:
+            called = func.attr if func.__class__ is Attribute else getattr(func, "id", None)
+            if called in REFINED_CALLS:
                 refined_lines.append(node.lineno)  # type: ignore[attr-defined]
+            elif called in PLACED_CALLS:
+                placed_lines.append(node.lineno)  # type: ignore[attr-defined]
         else:
             handle = _HANDLERS.get(cls)
             if handle is not None:
@@ -117,6 +122,10 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
                         push(item)
             elif isinstance(value, AST) and value.__class__ is not Constant:
                 push(value)
+    if not scoped and any(token.startswith("name_call:") for token in tokens):
+        training_call_tokens(statement, add)  # TCL105: where the copy is (training.py), under any name
+    elif placed_lines:
+        training_call_tokens(statement, add, sorted(placed_lines))  # TCL105: where the copy is (training.py)
     if arguments:
         if scoped and isinstance(statement, _DEFINITIONS) and not arguments.isdisjoint(REFINED_TOKENS):
             tokens |= {token for token in arguments if token.rpartition(":")[2] not in REFINED_CALLS}

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from .arguments import followed
+from .training import PLACED_CALLS
 from .codes import CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, compile_trigger
 from .shapes import Shape, shape_of
 
@@ -46,7 +47,7 @@ NEEDS: Dict[str, Needs] = {
     "TCL102": _needs({"method:new_tensor"}),  # x.new_tensor(t)
     "TCL103": _needs({"detach_of:clone"}),  # x.clone().detach(), torch.clone(x).detach()
     "TCL104": _needs({"data_write"}),  # p.data.add_(1), p.data = v, p.data[i] = v, f_(p.data)
-    "TCL105": _needs({"call:deepcopy"}),  # copy.deepcopy(model)
+    "TCL105": _needs({"training_call:deepcopy"}),  # copy.deepcopy(model) in a loop of code that trains
     "TCL106": _needs({"method:copy_"}, {"call:empty_like", "call:zeros_like", "call:ones_like"}),
     "TCL107": _needs({"tensors:tensor", "tensors:as_tensor"}),  # torch.tensor([a, b]), torch.as_tensor(xs)
     "TCL108": _needs({"one_arg:copy"}),  # copy.copy(t)
@@ -170,7 +171,7 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     aliases: Dict[str, str] = {}
     shapes = _shapes(tree, source, aliases) if remember and isinstance(source, bytes) \
         else [shape_of(statement, aliases) for statement in tree.body]
-    scoped = followed(aliases, source)
+    scoped = followed(aliases, source) and PLACED_CALLS.isdisjoint(aliases.values())
     if not scoped:  # rare: a guard or an annotation's name under another name
         shapes = [shape_of(statement, {}, scoped=False) for statement in tree.body]
     every: Set[str] = set()
