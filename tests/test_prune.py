@@ -125,3 +125,23 @@ def test_the_callers_kept_for_the_autograd_context():
         assert not pattern.search(dropped), dropped
     plain = b"class M:\n    def f(self):\n        self.g()\n"
     assert context_callers(ast.parse(plain), plain) is None
+
+
+def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
+    """A `-> Tensor` function whose returns contradict its annotation makes its callers' values UNKNOWN
+    (semantic/classes.py returns): pruning keeps such a function whole where the file names it elsewhere
+    (`sizes`, called below), and stubs it where no word of the rest of the file is its name (`unused_*`)."""
+    from torchcopy_lint import structure
+
+    source = (b"import torch\n\ndef sizes(n: int) -> torch.Tensor:\n    out = []\n    out.append(n)\n    return out\n\n\n"
+              b"def use(n):\n    return torch.tensor(sizes(n))\n\n\n"
+              + b"".join(b"def unused_%d(a) -> torch.Tensor:\n    b = a + 1\n    return [b] * %d\n\n\n" % (i, i)
+                         for i in range(300)))
+    assert len(source) > prune_module.MIN_FILE_SIZE
+    full = lint_source(source, "s.py", ALL_RULES, prune=False)
+    assert full == [] and lint_source(source, "s.py", ALL_RULES, prune=True) == full  # `sizes` kept: no TCL101
+    plan = structure.plan(__import__("ast").parse(source), source, ["TCL101"])
+    from torchcopy_lint.parsing import _segment_matcher
+    from torchcopy_lint.rules import RULES_BY_CODE
+    pruned = prune_module.prune_file(source, _segment_matcher([RULES_BY_CODE["TCL101"]], plan), plan.tree)
+    assert pruned is not None and b"out.append(n)" in pruned.text and b"b = a + 1" not in pruned.text

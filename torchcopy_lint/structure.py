@@ -31,7 +31,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
 from .arguments import followed
 from .training import PLACED_CALLS
-from .codes import CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, compile_trigger
+from .codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
+                    compile_trigger)
 from .shapes import Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
@@ -132,14 +133,17 @@ class Plan:
     # the (unresolved) tokens of each top-level statement, by id with the statement (valid while the tree lives)
     tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
     scoped: bool = True  # TCL101/TCL107/TCL108's tokens refined by scope (arguments.followed)
+    source: Optional[bytes] = field(default=None, repr=False)
+    _words: Optional[Dict[bytes, int]] = field(default=None, repr=False)  # the file's words, counted
 
     def take_tree(self) -> Optional[ast.Module]:
         tree, self.tree = self.tree, None
         return tree
 
     def release(self) -> None:
-        """Let go of the statements (the tree, once pruning is done)."""
+        """Let go of the statements (the tree, once pruning is done) and of the file's text."""
         self.tokens = {}
+        self.source = self._words = None
 
     def keeps(self, code: str, segment: bytes, node: ast.AST) -> bool:
         """Whether rule ``code``, whose segment text occurs in ``segment`` (the text of ``node``), needs
@@ -147,12 +151,31 @@ class Plan:
         if code not in SEGMENT_EVIDENCE:
             return True
         evidence = SEGMENT_EVIDENCE[code]
-        if evidence is not None and compile_trigger(evidence, True).search(segment):
+        if evidence is not None and compile_trigger(evidence, True).search(segment) and (
+                evidence != KIND_EVIDENCE or compile_trigger(KIND_EVIDENCE_NOT_RETURNS, True).search(segment)
+                or self._named_outside(node, segment)):
             return True
         known = self.tokens.get(id(node))
         raw = known[1] if known is not None and known[0] is node \
             else shape_of(node, {}, self.scoped, as_method=True).tokens  # type: ignore[arg-type]
         return can_fire(code, resolved(raw, self.aliases))
+
+    def _named_outside(self, node: ast.AST, segment: bytes) -> bool:
+        """Whether the function ``node`` (text ``segment``), annotated ``-> Tensor`` (or holding one that is), may
+        be called from the rest of the file: its name occurs there as a word (comments and strings included: a
+        superset), or it is called without being named (``forward``, ``__call__``, any dunder), or it is no
+        function. A function named nowhere else is no call's callee: its returns cannot contradict anything."""
+        if node.__class__ not in (ast.FunctionDef, ast.AsyncFunctionDef) or self.source is None:
+            return True
+        name = node.name  # type: ignore[attr-defined]
+        if name == "forward" or name.startswith("__") or not name.isascii():
+            return True
+        if self._words is None:
+            self._words = {}
+            for word in _WORD.findall(self.source):
+                self._words[word] = self._words.get(word, 0) + 1
+        encoded = name.encode()
+        return self._words.get(encoded, 0) > sum(1 for word in _WORD.findall(segment) if word == encoded)
 
     @staticmethod
     def is_evidence(code: str, segment: bytes) -> bool:
@@ -182,7 +205,7 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
     tokens = {id(s): (s, shape.tokens) for s, shape in zip(tree.body, shapes)}
-    return Plan(active, dropped, tree, aliases, tokens, scoped)
+    return Plan(active, dropped, tree, aliases, tokens, scoped, source if isinstance(source, bytes) else None)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
