@@ -130,10 +130,12 @@ def test_the_callers_kept_for_the_autograd_context():
 def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
     """A `-> Tensor` function whose returns contradict its annotation makes its callers' values UNKNOWN
     (semantic/classes.py returns): pruning keeps such a function whole where the file names it elsewhere
-    (`sizes`, called below), and stubs it where no word of the rest of the file is its name (`unused_*`)."""
+    (`sizes`, called below), and stubs it where no other statement holds its name as a name or an attribute
+    (`unused_*`; a string is not a call)."""
     from torchcopy_lint import structure
 
-    source = (b"import torch\n\ndef sizes(n: int) -> torch.Tensor:\n    out = []\n    out.append(n)\n    return out\n\n\n"
+    source = (b"import torch\n__all__ = ['unused_3']  # a string names it, no code calls it\n\n"
+              b"def sizes(n: int) -> torch.Tensor:\n    out = []\n    out.append(n)\n    return out\n\n\n"
               b"def use(n):\n    return torch.tensor(sizes(n))\n\n\n"
               + b"".join(b"def unused_%d(a) -> torch.Tensor:\n    b = a + 1\n    return [b] * %d\n\n\n" % (i, i)
                          for i in range(300)))

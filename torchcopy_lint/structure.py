@@ -134,7 +134,9 @@ class Plan:
     tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
     scoped: bool = True  # TCL101/TCL107/TCL108's tokens refined by scope (arguments.followed)
     source: Optional[bytes] = field(default=None, repr=False)
+    shapes: Dict[int, Shape] = field(default_factory=dict, repr=False)  # per top-level statement, by id
     _words: Optional[Dict[bytes, int]] = field(default=None, repr=False)  # the file's words, counted
+    _named: Optional[Dict[str, int]] = field(default=None, repr=False)  # how many statements hold each identifier
 
     def take_tree(self) -> Optional[ast.Module]:
         tree, self.tree = self.tree, None
@@ -142,8 +144,8 @@ class Plan:
 
     def release(self) -> None:
         """Let go of the statements (the tree, once pruning is done) and of the file's text."""
-        self.tokens = {}
-        self.source = self._words = None
+        self.tokens, self.shapes = {}, {}
+        self.source = self._words = self._named = None
 
     def keeps(self, code: str, segment: bytes, node: ast.AST) -> bool:
         """Whether rule ``code``, whose segment text occurs in ``segment`` (the text of ``node``), needs
@@ -162,15 +164,25 @@ class Plan:
 
     def _named_outside(self, node: ast.AST, segment: bytes) -> bool:
         """Whether the function ``node`` (text ``segment``), annotated ``-> Tensor`` (or holding one that is), may
-        be called from the rest of the file: its name occurs there as a word (comments and strings included: a
-        superset), or it is called without being named (``forward``, ``__call__``, any dunder), or it is no
-        function. A function named nowhere else is no call's callee: its returns cannot contradict anything."""
+        be called from the rest of the file: another top-level statement holds its name as a name or an attribute
+        (for a def in a class or a guard block: its name occurs elsewhere as a word, comments and strings included),
+        or it is called without being named (``forward``, ``__call__``, any dunder), or it is no function. A
+        function named nowhere else is no call's callee (the model follows names, not strings): its returns cannot
+        contradict anything."""
         if node.__class__ not in (ast.FunctionDef, ast.AsyncFunctionDef) or self.source is None:
             return True
         name = node.name  # type: ignore[attr-defined]
         if name == "forward" or name.startswith("__") or not name.isascii():
             return True
-        if self._words is None:
+        shape = self.shapes.get(id(node))
+        if shape is not None:  # a top-level def: the names and attributes of the other statements (no strings)
+            if self._named is None:
+                self._named = {}
+                for each in self.shapes.values():
+                    for identifier in _identifiers(each):
+                        self._named[identifier] = self._named.get(identifier, 0) + 1
+            return self._named.get(name, 0) > (name in _identifiers(shape))
+        if self._words is None:  # a method or a def in a guard block: the words of the whole text
             self._words = {}
             for word in _WORD.findall(self.source):
                 self._words[word] = self._words.get(word, 0) + 1
@@ -184,6 +196,11 @@ class Plan:
         occurs in it. (The rest of KIND_EVIDENCE, `-> Tensor` everywhere in torch, only where the rule's segment
         text has it.)"""
         return SEGMENT_EVIDENCE.get(code) == KIND_EVIDENCE and b"__getitem__" in segment
+
+
+def _identifiers(shape: Shape) -> Set[str]:
+    """The names and attribute names a statement holds (not its strings)."""
+    return shape.names | {token[5:] for token in shape.tokens if token.startswith("attr:")}
 
 
 def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], remember: bool = False) -> Plan:
@@ -205,7 +222,8 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
     tokens = {id(s): (s, shape.tokens) for s, shape in zip(tree.body, shapes)}
-    return Plan(active, dropped, tree, aliases, tokens, scoped, source if isinstance(source, bytes) else None)
+    return Plan(active, dropped, tree, aliases, tokens, scoped, source if isinstance(source, bytes) else None,
+                {id(s): shape for s, shape in zip(tree.body, shapes)})
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
