@@ -33,7 +33,8 @@ _NEVER_TENSOR = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.
 #: The last names of the calls semantic/guards.py narrows a name on (``isinstance(x, torch.Tensor)``,
 #: ``torch.is_tensor(x)``, ``type(x) is torch.Tensor``). Imported under another name, they turn this off (plan).
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 GUARD_CALLS = frozenset({"isinstance", "is_tensor", "type"})
 #: Outer names of annotations that semantic/classes.py ``annotation`` never reads as a tensor class (the subscript
 #: is ignored there: ``Optional[Tensor]`` is UNKNOWN). Imported under another name, they turn this off (plan).
@@ -110,7 +111,7 @@ class ArgumentScope:
                 self._bound_otherwise.add(node.name)
             elif cls is ast.arg:
                 self._bound_otherwise.add(node.arg)  # a nested function's or lambda's
-            elif cls is ast.Call and _last_name(node.func) in GUARD_CALLS:
+            elif cls is ast.Call and last_name(node.func) in GUARD_CALLS:
                 for arg in node.args:
                     self._guarded.update(n.id for n in ast.walk(arg) if n.__class__ is ast.Name)
             elif cls.__name__.startswith("Match"):  # `case Point(x=x)`, `case {**rest}`, `case [*xs]`
@@ -196,10 +197,11 @@ def _safe_annotation(annotation: ast.AST) -> bool:
         annotation = annotation.value  # type: ignore[attr-defined]
     if annotation.__class__ is ast.BinOp:
         return True  # `X | Y`: UNKNOWN to the model
-    return _last_name(annotation) in SAFE_ANNOTATIONS
+    return last_name(annotation) in SAFE_ANNOTATIONS
 
 
-def _last_name(expr: ast.AST) -> Optional[str]:
+def last_name(expr: ast.AST) -> Optional[str]:
+    """``f`` of ``f`` and of ``x.f``; None for anything else."""
     if expr.__class__ is ast.Name:
         return expr.id  # type: ignore[attr-defined]
     if expr.__class__ is ast.Attribute:
@@ -242,7 +244,14 @@ def argument_tokens(call: ast.Call, add, at: At) -> None:
             add(prefix + token + name)
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+def outside_lines(node: ast.AST, lines: List[int]) -> bool:
+    """Whether ``node`` (one with positions) spans none of the sorted line numbers ``lines``: a walk for the
+    calls that start on them need not enter it."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return False
+    at = bisect_left(lines, first)
+    return at == len(lines) or lines[at] > node.end_lineno  # type: ignore[attr-defined]
 
 
 def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method: bool = False) -> None:
@@ -257,16 +266,13 @@ def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method
     stack: list = [(statement, None, None, False)]
     while stack:
         node, function, holder, looping = stack.pop()
-        first = getattr(node, "lineno", None)
-        if first is not None:
-            at = bisect_left(lines, first)
-            if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
-                continue  # no such call in it
+        if outside_lines(node, lines):
+            continue  # no such call in it
         cls = node.__class__
-        if cls is ast.Call and _last_name(node.func) in REFINED_CALLS:  # type: ignore[attr-defined]
+        if cls is ast.Call and last_name(node.func) in REFINED_CALLS:  # type: ignore[attr-defined]
             argument_tokens(node, add, None if function is None else Site(  # type: ignore[arg-type]
                 scopes, (function, id(function) in methods), (holder.lineno, holder.col_offset), looping))
-        if cls in _DEFINITIONS:
+        if cls in FUNCTIONS:
             outside = [*node.decorator_list, node.args] + ([node.returns] if node.returns else [])  # type: ignore[attr-defined]
             stack.extend((child, function, holder, looping) for child in outside)
             stack.extend((child, node, child, False) for child in node.body)  # type: ignore[attr-defined]
@@ -275,13 +281,13 @@ def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method
             stack.extend((child, function, holder, looping) for child in ast.iter_child_nodes(node)
                          if id(child) not in body)
             for child in node.body:  # type: ignore[attr-defined]
-                if child.__class__ in _DEFINITIONS:
+                if child.__class__ in FUNCTIONS:
                     methods.add(id(child))
                 stack.append((child, None, None, False))
         elif cls is ast.Lambda:
             stack.append((node.args, function, holder, looping))  # type: ignore[attr-defined]
             stack.append((node.body, None, None, False))  # type: ignore[attr-defined]
         else:
-            inner = looping or cls in _LOOPS
+            inner = looping or cls in LOOPS
             stack.extend((child, function, child if function is not None and isinstance(child, ast.stmt) else holder,
                           inner) for child in ast.iter_child_nodes(node))

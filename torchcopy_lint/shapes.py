@@ -33,7 +33,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
-from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, scoped_argument_tokens
+from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, last_name, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
 from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
                     SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
@@ -102,8 +102,7 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
         elif cls is Call:
             _call_shapes(node, add)  # type: ignore[arg-type]
             argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
-            func = node.func  # type: ignore[attr-defined]
-            called = func.attr if func.__class__ is Attribute else getattr(func, "id", None)
+            called = last_name(node.func)  # type: ignore[attr-defined]
             if called in REFINED_CALLS:
                 refined_lines.append(node.lineno)  # type: ignore[attr-defined]
             elif called in PLACED_CALLS:

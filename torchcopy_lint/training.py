@@ -10,14 +10,13 @@ structure.resolved maps through import aliases), a superset: at module level eve
 from __future__ import annotations
 
 import ast
-from bisect import bisect_left
 from typing import Dict, List, Optional
+
+from .arguments import FUNCTIONS, LOOPS, last_name, outside_lines
 
 #: The calls whose place is read (the last name); imported under another name, not followed (structure.plan).
 PLACED_CALLS = frozenset({"deepcopy"})
 _TRAINING_METHODS = frozenset({"backward", "step"})
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def trains(function: ast.AST) -> bool:
@@ -36,20 +35,17 @@ def training_call_tokens(statement: ast.stmt, add, lines: Optional[List[int]] = 
     stack: list = [(statement, None, False)]
     while stack:
         node, function, looping = stack.pop()
-        first = None if loose else getattr(node, "lineno", None)
-        if first is not None:
-            at = bisect_left(lines, first)  # type: ignore[arg-type]
-            if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[index, arg-type, attr-defined]
-                continue  # no such call in it
+        if not loose and outside_lines(node, lines):  # type: ignore[arg-type]
+            continue  # no such call in it
         cls = node.__class__
         if cls is ast.Call and looping:
             func = node.func  # type: ignore[attr-defined]
-            name = func.attr if func.__class__ is ast.Attribute else func.id if func.__class__ is ast.Name else None
+            name = last_name(func)
             if name is not None and (loose or name in PLACED_CALLS) and _accepts(function, trained):
                 add("training_call:" + name)
                 if func.__class__ is ast.Name:
                     add("name_training_call:" + name)
-        if cls in _FUNCTIONS:
+        if cls in FUNCTIONS:
             outside = [*node.decorator_list, node.args] + ([node.returns] if node.returns else [])  # type: ignore[attr-defined]
             stack.extend((child, function, looping) for child in outside)
             stack.extend((child, node, False) for child in node.body)  # type: ignore[attr-defined]
@@ -61,7 +57,7 @@ def training_call_tokens(statement: ast.stmt, add, lines: Optional[List[int]] = 
             stack.append((node.args, function, looping))  # type: ignore[attr-defined]
             stack.append((node.body, _NEVER, False))  # type: ignore[attr-defined]
         else:
-            inner = looping or cls in _LOOPS
+            inner = looping or cls in LOOPS
             stack.extend((child, function, inner) for child in ast.iter_child_nodes(node))
 
 
