@@ -96,14 +96,14 @@ CONVERSION_STATEMENT = (r"(?m)^[ \t\f]*[A-Za-z_](?:\w*\.(?!" + CONVERSIONS + r"\
                         + CONVERSION_CALL)
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
 STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
+#: KIND_EVIDENCE less the return annotations: what makes a segment evidence wherever it is (a function annotated
+#: `-> Tensor` is evidence only for code that names it: structure.Plan.keeps).
+KIND_EVIDENCE_NOT_RETURNS = r"\.config\.|\.cfg\.|__getitem__"
 #: Text elsewhere in a file that the kind inference reads (pruning must keep it): functions annotated
 #: `-> Tensor` (their return statements may contradict it), calls passing config fields (they may
 #: contradict a parameter's `torch.Tensor` annotation) and a Dataset's `__getitem__` (what its DataLoader's
 #: batches are: semantic/evaluate.py).
-KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|\.config\.|\.cfg\.|__getitem__"
-#: KIND_EVIDENCE less the return annotations: what makes a segment evidence wherever it is (a function annotated
-#: `-> Tensor` is evidence only for code that names it: structure.Plan.keeps).
-KIND_EVIDENCE_NOT_RETURNS = r"\.config\.|\.cfg\.|__getitem__"
+KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|" + KIND_EVIDENCE_NOT_RETURNS
 #: Calls the autograd context (semantic/autograd.py) reads as evidence that a function is graph-free:
 #: `model.apply(init_fn)`. Pruning keeps the functions holding them (and the callers of the functions that
 #: write `.data`: callers.py).
