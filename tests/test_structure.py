@@ -176,7 +176,7 @@ def test_remembered_shapes_agree_with_fresh_ones(aggressive):
             continue
         fresh, remembered = structure.plan(tree, source, codes), structure.plan(tree, source, codes, remember=True)
         assert (remembered.codes, remembered.dropped, remembered.aliases) == (fresh.codes, fresh.dropped, fresh.aliases)
-        assert {k: v[1] for k, v in remembered.tokens.items()} == {k: v[1] for k, v in fresh.tokens.items()}
+        assert {k: v[1].tokens for k, v in remembered.shapes.items()} == {k: v[1].tokens for k, v in fresh.shapes.items()}
 
 
 def test_shapes_of_the_aliasing_and_conversion_rules():

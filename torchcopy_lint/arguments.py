@@ -30,11 +30,11 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 #: or UNKNOWN, whatever their operands are.
 _NEVER_TENSOR = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
                  ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Compare, ast.BoolOp)
-#: The last names of the calls semantic/guards.py narrows a name on (``isinstance(x, torch.Tensor)``,
-#: ``torch.is_tensor(x)``, ``type(x) is torch.Tensor``). Imported under another name, they turn this off (plan).
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: The last names of the calls semantic/guards.py narrows a name on (``isinstance(x, torch.Tensor)``,
+#: ``torch.is_tensor(x)``, ``type(x) is torch.Tensor``). Imported under another name, they turn this off (plan).
 GUARD_CALLS = frozenset({"isinstance", "is_tensor", "type"})
 #: Outer names of annotations that semantic/classes.py ``annotation`` never reads as a tensor class (the subscript
 #: is ignored there: ``Optional[Tensor]`` is UNKNOWN). Imported under another name, they turn this off (plan).
@@ -67,7 +67,6 @@ def followed(aliases: Dict[str, str], source: Union[str, bytes]) -> bool:
 
 
 _SAFE_CLASS = re.compile(r"class(?:[ \t\f]|\\\r?\n)+(?:%s)\b" % "|".join(sorted(SAFE_ANNOTATIONS)))
-
 
 
 Position = Tuple[int, int]  # a statement's first line and column

@@ -130,11 +130,11 @@ class Plan:
     dropped: FrozenSet[int] = frozenset()  # indices into the tree's top-level statements
     tree: Optional[ast.Module] = field(default=None, repr=False)  # handed on to the engine, then let go
     aliases: Dict[str, str] = field(default_factory=dict, repr=False)
-    # the (unresolved) tokens of each top-level statement, by id with the statement (valid while the tree lives)
-    tokens: Dict[int, Tuple[ast.stmt, Set[str]]] = field(default_factory=dict, repr=False)
+    # the shape (unresolved tokens, names) of each top-level statement, by id with the statement (valid while
+    # the tree lives)
+    shapes: Dict[int, Tuple[ast.stmt, Shape]] = field(default_factory=dict, repr=False)
     scoped: bool = True  # TCL101/TCL107/TCL108's tokens refined by scope (arguments.followed)
     source: Optional[bytes] = field(default=None, repr=False)
-    shapes: Dict[int, Shape] = field(default_factory=dict, repr=False)  # per top-level statement, by id
     _words: Optional[Dict[bytes, int]] = field(default=None, repr=False)  # the file's words, counted
     _named: Optional[Dict[str, int]] = field(default=None, repr=False)  # how many statements hold each identifier
 
@@ -144,7 +144,7 @@ class Plan:
 
     def release(self) -> None:
         """Let go of the statements (the tree, once pruning is done) and of the file's text."""
-        self.tokens, self.shapes = {}, {}
+        self.shapes = {}
         self.source = self._words = self._named = None
 
     def keeps(self, code: str, segment: bytes, node: ast.AST) -> bool:
@@ -157,8 +157,8 @@ class Plan:
                 evidence != KIND_EVIDENCE or compile_trigger(KIND_EVIDENCE_NOT_RETURNS, True).search(segment)
                 or self._named_outside(node, segment)):
             return True
-        known = self.tokens.get(id(node))
-        raw = known[1] if known is not None and known[0] is node \
+        known = self.shapes.get(id(node))
+        raw = known[1].tokens if known is not None and known[0] is node \
             else shape_of(node, {}, self.scoped, as_method=True).tokens  # type: ignore[arg-type]
         return can_fire(code, resolved(raw, self.aliases))
 
@@ -174,14 +174,14 @@ class Plan:
         name = node.name  # type: ignore[attr-defined]
         if name == "forward" or name.startswith("__") or not name.isascii():
             return True
-        shape = self.shapes.get(id(node))
-        if shape is not None:  # a top-level def: the names and attributes of the other statements (no strings)
+        known = self.shapes.get(id(node))
+        if known is not None and known[0] is node:  # a top-level def: the other statements' names and attributes
             if self._named is None:
                 self._named = {}
-                for each in self.shapes.values():
+                for _, each in self.shapes.values():
                     for identifier in _identifiers(each):
                         self._named[identifier] = self._named.get(identifier, 0) + 1
-            return self._named.get(name, 0) > (name in _identifiers(shape))
+            return self._named.get(name, 0) > (name in _identifiers(known[1]))
         if self._words is None:  # a method or a def in a guard block: the words of the whole text
             self._words = {}
             for word in _WORD.findall(self.source):
@@ -221,9 +221,8 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     dropped: FrozenSet[int] = frozenset()
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
-    tokens = {id(s): (s, shape.tokens) for s, shape in zip(tree.body, shapes)}
-    return Plan(active, dropped, tree, aliases, tokens, scoped, source if isinstance(source, bytes) else None,
-                {id(s): shape for s, shape in zip(tree.body, shapes)})
+    return Plan(active, dropped, tree, aliases, {id(s): (s, shape) for s, shape in zip(tree.body, shapes)}, scoped,
+                source if isinstance(source, bytes) else None)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
