@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
 #: or UNKNOWN, whatever their operands are.
@@ -253,24 +253,28 @@ def outside_lines(node: ast.AST, lines: List[int]) -> bool:
     return at == len(lines) or lines[at] > node.end_lineno  # type: ignore[attr-defined]
 
 
-def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method: bool = False) -> None:
-    """``argument_tokens`` of the calls of REFINED_CALLS in ``statement`` (a top-level def or class; ``lines``:
-    the sorted first lines of those calls, the only parts walked), each with where it is read: the body of a
-    function in its scope, its decorators, defaults and annotations in the enclosing one; a class body and a
-    lambda's body in none (any name may be a tensor there). ``as_method``: ``statement`` is a def that may be
-    a method (its first parameter may be ``self``)."""
-    scopes: Dict[int, ArgumentScope] = {}
-    methods: Set[int] = {id(statement)} if as_method else set()  # the defs written directly in a class body
-    # a node; the innermost function it is read in, the function's statement that holds it, whether in a loop
+#: The "function" of a class body or a lambda's body (``placed_calls``): no def's scope, and no loop of one.
+OPAQUE = ast.Pass()
+
+
+def placed_calls(statement: ast.stmt, names: Optional[FrozenSet[str]], lines: Optional[List[int]],
+                 as_method: bool = False) -> Iterator[Tuple[ast.Call, Optional[ast.AST], bool, Optional[ast.stmt], bool]]:
+    """Each call of ``names`` (its last name; None: every call) in ``statement``, a top-level one, with where it
+    is read: ``(call, function, is_method, holder, looping)``. ``function``: the innermost def whose body holds
+    it (its decorators, defaults and annotations are read in the enclosing one), None at module level, OPAQUE in
+    a class body or a lambda's body; ``is_method``: that def is written directly in a class body (``as_method``:
+    ``statement`` may be one); ``holder``: the def's statement that holds the call; ``looping``: a loop of that
+    def (or of the module) holds it. ``lines``: the sorted first lines of those calls, the only parts walked
+    (None: all of it)."""
+    methods: Set[int] = {id(statement)} if as_method else set()
     stack: list = [(statement, None, None, False)]
     while stack:
         node, function, holder, looping = stack.pop()
-        if outside_lines(node, lines):
+        if lines is not None and outside_lines(node, lines):
             continue  # no such call in it
         cls = node.__class__
-        if cls is ast.Call and last_name(node.func) in REFINED_CALLS:  # type: ignore[attr-defined]
-            argument_tokens(node, add, None if function is None else Site(  # type: ignore[arg-type]
-                scopes, (function, id(function) in methods), (holder.lineno, holder.col_offset), looping))
+        if cls is ast.Call and (names is None or last_name(node.func) in names):  # type: ignore[attr-defined]
+            yield node, function, id(function) in methods, holder, looping  # type: ignore[misc]
         if cls in FUNCTIONS:
             outside = [*node.decorator_list, node.args] + ([node.returns] if node.returns else [])  # type: ignore[attr-defined]
             stack.extend((child, function, holder, looping) for child in outside)
@@ -282,11 +286,23 @@ def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method
             for child in node.body:  # type: ignore[attr-defined]
                 if child.__class__ in FUNCTIONS:
                     methods.add(id(child))
-                stack.append((child, None, None, False))
+                stack.append((child, OPAQUE, None, False))
         elif cls is ast.Lambda:
             stack.append((node.args, function, holder, looping))  # type: ignore[attr-defined]
-            stack.append((node.body, None, None, False))  # type: ignore[attr-defined]
+            stack.append((node.body, OPAQUE, None, False))  # type: ignore[attr-defined]
         else:
             inner = looping or cls in LOOPS
             stack.extend((child, function, child if function is not None and isinstance(child, ast.stmt) else holder,
                           inner) for child in ast.iter_child_nodes(node))
+
+
+def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method: bool = False) -> None:
+    """``argument_tokens`` of the calls of REFINED_CALLS in ``statement`` (a top-level def or class; ``lines``:
+    the sorted first lines of those calls, the only parts walked), each with where it is read (``placed_calls``):
+    in a def's body, its scope; at module level, in a class body or a lambda's body, none (any name may be a
+    tensor there). ``as_method``: ``statement`` is a def that may be a method (its first parameter may be
+    ``self``)."""
+    scopes: Dict[int, ArgumentScope] = {}
+    for call, function, is_method, holder, looping in placed_calls(statement, REFINED_CALLS, lines, as_method):
+        argument_tokens(call, add, None if function is None or function is OPAQUE else Site(
+            scopes, (function, is_method), (holder.lineno, holder.col_offset), looping))  # type: ignore[union-attr]

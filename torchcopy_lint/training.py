@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional
 
-from .arguments import FUNCTIONS, LOOPS, last_name, outside_lines
+from .arguments import OPAQUE, last_name, placed_calls
 
 #: The calls whose place is read (the last name); imported under another name, not followed (structure.plan).
 PLACED_CALLS = frozenset({"deepcopy"})
@@ -29,44 +29,18 @@ def training_call_tokens(statement: ast.stmt, add, lines: Optional[List[int]] = 
     """``training_call:NAME`` for each call of PLACED_CALLS in ``statement`` (a top-level one) that TCL105's
     place test may accept; ``lines``: the sorted first lines of those calls, the only parts walked. None: every
     call of any name that is in a loop at all (a file that imports one of them under another name)."""
-    loose = lines is None
     trained: Dict[int, bool] = {}
-    # a node; the innermost function (None: module level), whether a loop holds it inside that function
-    stack: list = [(statement, None, False)]
-    while stack:
-        node, function, looping = stack.pop()
-        if not loose and outside_lines(node, lines):  # type: ignore[arg-type]
-            continue  # no such call in it
-        cls = node.__class__
-        if cls is ast.Call and looping:
-            func = node.func  # type: ignore[attr-defined]
-            name = last_name(func)
-            if name is not None and (loose or name in PLACED_CALLS) and _accepts(function, trained):
-                add("training_call:" + name)
-                if func.__class__ is ast.Name:
-                    add("name_training_call:" + name)
-        if cls in FUNCTIONS:
-            outside = [*node.decorator_list, node.args] + ([node.returns] if node.returns else [])  # type: ignore[attr-defined]
-            stack.extend((child, function, looping) for child in outside)
-            stack.extend((child, node, False) for child in node.body)  # type: ignore[attr-defined]
-        elif cls is ast.ClassDef:  # TCL105 stops at a class: its body is in no loop it follows; a method is a function
-            body = {id(child) for child in node.body}  # type: ignore[attr-defined]
-            stack.extend((child, function, looping) for child in ast.iter_child_nodes(node) if id(child) not in body)
-            stack.extend((child, _NEVER, False) for child in node.body)  # type: ignore[attr-defined]
-        elif cls is ast.Lambda:  # ... and at a lambda
-            stack.append((node.args, function, looping))  # type: ignore[attr-defined]
-            stack.append((node.body, _NEVER, False))  # type: ignore[attr-defined]
-        else:
-            inner = looping or cls in LOOPS
-            stack.extend((child, function, inner) for child in ast.iter_child_nodes(node))
-
-
-_NEVER = ast.Pass()  # the "function" of a class body or a lambda's body: no call there is in a training loop
+    for call, function, _, _, looping in placed_calls(statement, None if lines is None else PLACED_CALLS, lines):
+        name = last_name(call.func)
+        if looping and name is not None and _accepts(function, trained):
+            add("training_call:" + name)
+            if call.func.__class__ is ast.Name:
+                add("name_training_call:" + name)
 
 
 def _accepts(function: Optional[ast.AST], trained: Dict[int, bool]) -> bool:
-    if function is _NEVER:
-        return False
+    if function is OPAQUE:
+        return False  # a class body or a lambda's: TCL105 stops there
     if function is None:
         return True  # module level: whether the module's own code trains is other statements' business
     if function.name == "__init__":  # type: ignore[attr-defined]
