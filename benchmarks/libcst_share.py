@@ -46,9 +46,11 @@ def _torch_sources() -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("roots", nargs="*", type=Path, help="directories (default: the installed torch)")
-    parser.add_argument("--select", default="", help="ALL for every rule (default: the default rules)")
+    parser.add_argument("--select", default="", help="ALL for every rule, or codes separated by commas "
+                        "(default: the default rules)")
     args = parser.parse_args()
-    codes = frozenset(RULE_CODES if args.select == "ALL" else DEFAULT_CODES)
+    codes = frozenset(RULE_CODES if args.select == "ALL" else args.select.split(",") if args.select
+                      else DEFAULT_CODES)
     roots = args.roots or [_torch_sources()]
     passing = reaching = kept_all = total = 0
     per_rule: collections.Counter = collections.Counter()

@@ -1,6 +1,7 @@
-"""The structural prefilter's reading of TCL101/TCL107/TCL108's arguments (arguments.py): a parameter the
-semantic model knows nothing about, read before anything rebinds it, drops the rule; anything the model may
-call a tensor keeps it, and linting with and without the prefilter agrees on every case."""
+"""The structural prefilter's reading of TCL101/TCL107/TCL108's arguments (arguments.py, function_values.py): a
+parameter the semantic model knows nothing about, read before anything rebinds it, or a name the function binds
+only to values that are never tensors, drops the rule; anything the model may call a tensor keeps it (and a
+builtin's name bound or imported by the file), and linting with and without the prefilter agrees on every case."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ CASES = [
     ("def f(x):\n    assert torch.is_tensor(x)\n    return copy.copy(x)\n", {"TCL108"}),
     ("def f(x):\n    x = torch.zeros(3)\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
     ("def f(x, n):\n    for _ in range(n):\n        x = torch.tensor(x)\n    return x\n", {"TCL101", "TCL107"}),
-    ("def f(x):\n    while x.sum() > 0:\n        x = torch.tensor(x) - 1\n", {"TCL101", "TCL107"}),
-    ("def f(x, xs):\n    return [torch.tensor(x) for x in xs]\n", {"TCL101", "TCL107"}),
+    ("def f(x):\n    while x.sum() > 0:\n        x = torch.tensor(x) - 1\n", {"TCL101"}),  # never a list
+    ("def f(x, xs):\n    return [torch.tensor(x) for x in xs]\n", {"TCL101"}),  # a loop's variable: no list
     ("def f(x):\n    y = (x := torch.zeros(2)) + torch.tensor(x)\n", {"TCL101", "TCL107"}),
     ("def f(x):\n    return lambda: torch.tensor(x)\n", {"TCL101", "TCL107"}),
     ("def f(x):\n    def g():\n        return torch.tensor(x)\n    return g\n", {"TCL101", "TCL107"}),
@@ -39,7 +40,32 @@ CASES = [
     ("class T(torch.Tensor):\n    def c(self):\n        return copy.copy(self)\n", {"TCL108"}),
     ("x = torch.zeros(2)\ndef f():\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
     ("def f(xs):\n    ys = []\n    ys.append(torch.zeros(()))\n    return torch.tensor(ys), torch.tensor(xs)\n",
+     {"TCL107"}),  # a list, never a tensor
+    # every binding in the function is a value the model never calls a tensor (or a list of tensors)
+    ("def f(x, t):\n    n = float(x)\n    m = n * 2 if x else len(t)\n    k = t.item()\n    k += m\n"
+     "    return torch.tensor(m), torch.tensor(k), copy.copy(n), torch.tensor([n, 1])\n", set()),
+    ("def f(x):\n    n = 0\n    while n < x:\n        n = n + 1\n    return torch.tensor(n)\n", set()),
+    ("def f(x):\n    xs = [1, x]\n    ys = sorted(x)\n    return torch.tensor(xs), torch.tensor(ys)\n", set()),
+    # ... unless a binding may be one, the name is bound elsewhere, or the builtin or receiver is the file's own
+    ("def f(x):\n    n = float(x)\n    if x:\n        n = torch.zeros(2)\n    return torch.tensor(n)\n",
      {"TCL101", "TCL107"}),
+    ("def f(x):\n    n, m = float(x), 1\n    return torch.tensor(n)\n", {"TCL101"}),
+    ("def f(x):\n    for n in x:\n        pass\n    return torch.tensor(n)\n", {"TCL101"}),
+    ("def f(x):\n    def g():\n        n = 1\n    return torch.tensor(n)\n", {"TCL101", "TCL107"}),
+    ("def float(x):\n    return torch.zeros(2)\ndef f(x):\n    n = float(x)\n    return torch.tensor(n)\n",
+     {"TCL101", "TCL107"}),
+    ("from torch import zeros as len\ndef f(x):\n    n = len(x)\n    return torch.tensor(n)\n", {"TCL101", "TCL107"}),
+    ("import numpy as x\ndef f(y):\n    n = x.item(y)\n    return torch.tensor(n)\n", {"TCL101", "TCL107"}),
+    ("def f(x: torch.Tensor):\n    ys = [x, x]\n    return torch.tensor(ys)\n", {"TCL107"}),
+    # attributes: of a name the function never stores attributes of, bound to values that have none the model knows
+    ("def f(node, t):\n    m = node.meta\n    return copy.copy(node.meta), torch.tensor(t.shape), torch.tensor(m.x)\n",
+     set()),
+    ("def f(node):\n    node.meta = torch.zeros(2)\n    return copy.copy(node.meta)\n", {"TCL108"}),
+    ("class C:\n    def f(self):\n        return copy.copy(self.meta)\n", {"TCL108"}),
+    ("def f(node):\n    if isinstance(node.meta, torch.Tensor):\n        return copy.copy(node.meta)\n", {"TCL108"}),
+    ("def f(node: torch.nn.Module):\n    return copy.copy(node.weight)\n", {"TCL108"}),
+    ("import torch.nn as node\ndef f(x):\n    return copy.copy(node.Parameter)\n", {"TCL108"}),
+    ("def f(x):\n    ys = list(x)\n    return torch.tensor(ys)\n", {"TCL107"}),
     # a guard or an annotation's name under another name: not followed
     ("from torch import is_tensor as it\ndef f(x):\n    if it(x):\n        return torch.tensor(x)\n", {"TCL101", "TCL107"}),
     ("from torch import Tensor as Any\ndef f(x: Any):\n    return torch.tensor(x)\n", {"TCL101", "TCL107"}),
@@ -71,6 +97,13 @@ def test_what_the_kept_cases_report():
     assert reported["def f(x):\n    if isinstance(x, torch.Tensor):\n        return torch.tensor(x)\n"] == {"TCL101"}
     assert reported["def f(x):\n    x = torch.zeros(3)\n    return torch.tensor(x)\n"] == {"TCL101"}
     assert reported["class T(torch.Tensor):\n    def c(self):\n        return copy.copy(self)\n"] <= {"TCL108"}
+    # the conditions of the bindings' reading matter: a builtin's name imported, an attribute stored or guarded
+    assert reported["from torch import zeros as len\ndef f(x):\n    n = len(x)\n    return torch.tensor(n)\n"] \
+        == {"TCL101"}
+    assert reported["def f(x: torch.Tensor):\n    ys = [x, x]\n    return torch.tensor(ys)\n"] == {"TCL107"}
+    assert reported["def f(node):\n    node.meta = torch.zeros(2)\n    return copy.copy(node.meta)\n"] == {"TCL108"}
+    assert reported["def f(node):\n    if isinstance(node.meta, torch.Tensor):\n        return copy.copy(node.meta)\n"] \
+        == {"TCL108"}
 
 
 # TCL105's place (training.py): a deepcopy in a loop of a function, other than __init__, that trains

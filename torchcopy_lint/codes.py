@@ -61,6 +61,22 @@ VIEW_ATTRIBUTES = frozenset({"data", "T", "mT"})
 SHARING_NAMES = frozenset({"from_numpy", "as_tensor", "asarray"})
 #: Methods ending in `_` that do not write values (the aliasing rules' in-place writes are the others).
 NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "pin_memory_", "record_stream_"})
+#: What the semantic model (semantic/calls.py) calls a number or another non-tensor value by name alone, which
+#: arguments.py reads too: builtins called by a name the file never binds (`len(xs)`; `list`/`tuple` give a list),
+#: and methods whatever their receiver (`x.item()`, `x.size()`) when the receiver's name is no import.
+NUMBER_BUILTINS = frozenset("len int float bool hash id ord".split())
+NOT_TENSOR_BUILTINS = frozenset(
+    """len int float bool str list tuple dict set frozenset range sorted enumerate zip map filter repr format
+    ord chr hash id type isinstance hasattr print iter""".split()
+)
+NUMBER_METHODS = frozenset("item numel nelement dim ndimension element_size data_ptr get_device".split())
+NOT_TENSOR_METHODS = frozenset(
+    """tolist item numpy size dim ndimension numel nelement element_size stride data_ptr storage_offset
+    is_contiguous is_floating_point is_complex get_device keys values items""".split()
+)
+NOT_TENSOR_ATTRIBUTES = frozenset(
+    "shape ndim dtype device is_cuda requires_grad is_leaf layout names is_sparse itemsize nbytes".split()
+)
 
 
 def is_in_place(name: str) -> bool:

@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Tuple, Ty
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from .cst_parse import parse_module
 from .noqa import is_suppressed
 from .positions import (AstLines, StatementStarts, ast_statement_lines, positions_in_statements, positions_of,
                         statement_starts)
@@ -123,17 +124,17 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     module = None
     if pruned is not None:
         try:
-            module = cst.parse_module(pruned.text)
+            module = parse_module(pruned.text)
         except cst.ParserSyntaxError:
             module = None  # report against the real source below
     if module is None:
         pruned = None
-        module = reparser.parse(source, tree) if reparser is not None else cst.parse_module(source)
+        module = reparser.parse(source, tree) if reparser is not None else parse_module(source)
     violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source,
                            original_line=pruned.original_line if pruned is not None else None)
     if pruned is not None and any(v.fix is not None and isinstance(v.fix.target, cst.Module) for v in violations):
         # a fix that rewrites the whole module (TCL109's, which adds `import copy`) is built from the whole source
-        pruned, module = None, cst.parse_module(source)
+        pruned, module = None, parse_module(source)
         violations = run_rules(module, active, path, project, source=source)
     if not violations:
         return ParsedFile(module, violations, [])

@@ -27,6 +27,7 @@ import libcst as cst
 from libcst._parser.detect_config import convert_to_utf8  # private, as positions.py's import; pinned <2
 from libcst._parser.types.config import PartialParserConfig
 
+from .cst_parse import parse_module
 from .walk import block_paths
 
 Source = Union[str, bytes]
@@ -62,7 +63,7 @@ class Reparser:
         assembled = self._assemble(source, tree) if tree is not None else None
         if assembled is None:
             self._chunks = {}
-            return cst.parse_module(source)
+            return parse_module(source)
         return assembled
 
     def _assemble(self, source: Source, tree: ast.Module) -> Optional[cst.Module]:
@@ -121,7 +122,7 @@ def chunk_starts(tree: ast.Module, lines: Sequence[str]) -> List[int]:
 
 def _parse_chunk(text: str, starts_file: bool) -> Optional[Chunk]:
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError:
         return None
     statements = tuple(module.body)

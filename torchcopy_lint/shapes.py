@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, last_name, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
@@ -70,6 +70,10 @@ class Shape:
     tokens: Set[str]
     names: Set[str]
     inert: bool
+    #: the names it binds in any scope (stores, parameters, definitions, imports, handlers, captures,
+    #: global/nonlocal) and the names it imports: what arguments.UNLESS tokens must not find (structure.resolved)
+    bound: FrozenSet[str] = frozenset()
+    imported: FrozenSet[str] = frozenset()
 
 
 def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, as_method: bool = False) -> Shape:
@@ -89,11 +93,16 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     AST = ast.AST
     stack: List[ast.AST] = [statement]
     pop, push = stack.pop, stack.append
+    bound: Set[str] = set()
+    imported: Set[str] = set()
+    Load = ast.Load
     while stack:
         node = pop()
         cls = node.__class__
         if cls is Name:
             add_name(node.id)  # type: ignore[attr-defined]
+            if node.ctx.__class__ is not Load:  # type: ignore[attr-defined]
+                bound.add(node.id)  # type: ignore[attr-defined]
             continue
         if cls is Attribute:
             add("attr:" + node.attr)  # type: ignore[attr-defined]
@@ -111,6 +120,8 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
             handle = _HANDLERS.get(cls)
             if handle is not None:
                 handle(node, add, aliases)
+            if cls in _BINDERS:
+                _bindings(node, bound, imported)
         if inert and cls in _ACTIVE:
             inert = False
         for name in _fields(cls):
@@ -131,7 +142,31 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
             scoped_argument_tokens(statement, add, sorted(refined_lines), as_method)
         else:
             tokens |= arguments
-    return Shape(tokens, names, inert)
+    return Shape(tokens, names, inert, frozenset(bound), frozenset(imported))
+
+
+_BINDERS = frozenset({ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.Global,
+                      ast.Nonlocal, ast.Import, ast.ImportFrom,
+                      *(getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name))})
+
+
+def _bindings(node: ast.AST, bound: Set[str], imported: Set[str]) -> None:
+    """The names ``node`` (one of _BINDERS) binds, into ``bound``; an import's also into ``imported``."""
+    cls = node.__class__
+    if cls is ast.arg:
+        bound.add(node.arg)  # type: ignore[attr-defined]
+    elif cls in (ast.Import, ast.ImportFrom):
+        for alias in node.names:  # type: ignore[attr-defined]
+            local = alias.asname or alias.name.split(".")[0]
+            bound.add(local)
+            imported.add(local)
+    elif cls in (ast.Global, ast.Nonlocal):
+        bound.update(node.names)  # type: ignore[attr-defined]
+    else:
+        for field in ("name", "rest"):  # a def's or class's name, a handler's, a match capture's
+            found = getattr(node, field, None)
+            if isinstance(found, str):
+                bound.add(found)
 
 
 def _subscript(node, add, aliases) -> None:

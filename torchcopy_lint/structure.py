@@ -29,13 +29,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from .arguments import followed
+from .arguments import UNLESS, followed
 from .training import PLACED_CALLS
 from .codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
                     compile_trigger)
 from .shapes import Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
+#: The names a file binds anywhere, and those it imports (shapes.Shape.bound/imported, all statements together).
+Bindings = Tuple[FrozenSet[str], FrozenSet[str]]
 
 
 def _needs(*groups: Iterable[str]) -> Needs:
@@ -87,14 +89,21 @@ ALIAS_SHAPED = frozenset({"TCL101", "TCL107", "TCL108", "TCL116"})
 DROP_MIN = 2_000  # bytes: smaller statements cost LibCST little, and are kept (fewer line maps)
 _MANY_NAMES = 32  # above this many distinct names, one scan of the file's words instead of one per name
 
-def resolved(tokens: Set[str], aliases: Dict[str, str]) -> Set[str]:
+def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindings] = None) -> Set[str]:
     """``tokens`` with calls of import aliases counted as calls of what they import, and the aliasing
     rules' joins: a name kept, repeated, detached or bridged (shapes.py) whose storage is written in place
     (``written:KEY``) in the same tokens gives ``kept_written``/``listmul_written``/``detach_written``/
-    ``bridge_written``; a kept name and an optimizer's ``step()`` give ``kept_written`` too."""
+    ``bridge_written``; a kept name and an optimizer's ``step()`` give ``kept_written`` too. A token held
+    under arguments.UNLESS counts where the file (``bindings``: the names it binds and those it imports, None:
+    not known) binds or imports one of the names it lists."""
     extra = set()
     written = None
     for token in tokens:
+        if token.startswith(UNLESS):
+            names, _, token = token[len(UNLESS):].partition("|")
+            if bindings is not None and not any(name[1:] in bindings[name[0] == "i"] for name in names.split(",")):
+                continue
+            extra.add(token)
         if token.startswith("name_"):
             kind, _, local = token[5:].partition(":")
             if local in aliases:
@@ -134,6 +143,7 @@ class Plan:
     # the tree lives)
     shapes: Dict[int, Tuple[ast.stmt, Shape]] = field(default_factory=dict, repr=False)
     scoped: bool = True  # TCL101/TCL107/TCL108's tokens refined by scope (arguments.followed)
+    bindings: Optional[Bindings] = field(default=None, repr=False)  # the file's (None: not needed, or not known)
     source: Optional[bytes] = field(default=None, repr=False)
     _words: Optional[Dict[bytes, int]] = field(default=None, repr=False)  # the file's words, counted
     _named: Optional[Dict[str, int]] = field(default=None, repr=False)  # how many statements hold each identifier
@@ -160,7 +170,7 @@ class Plan:
         known = self.shapes.get(id(node))
         raw = known[1].tokens if known is not None and known[0] is node \
             else shape_of(node, {}, self.scoped, as_method=True).tokens  # type: ignore[arg-type]
-        return can_fire(code, resolved(raw, self.aliases))
+        return can_fire(code, resolved(raw, self.aliases, self.bindings))
 
     def _named_outside(self, node: ast.AST, segment: bytes) -> bool:
         """Whether the function ``node`` (text ``segment``), annotated ``-> Tensor`` (or holding one that is), may
@@ -217,12 +227,16 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     every: Set[str] = set()
     for shape in shapes:
         every |= shape.tokens
-    active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases)))
+    bindings: Optional[Bindings] = None
+    if any(token.startswith(UNLESS) for token in every):
+        bindings = (frozenset().union(*(shape.bound for shape in shapes)),
+                    frozenset().union(*(shape.imported for shape in shapes)))
+    active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases, bindings)))
     dropped: FrozenSet[int] = frozenset()
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
-        dropped = frozenset(_droppable(tree, source, shapes, active, aliases))
+        dropped = frozenset(_droppable(tree, source, shapes, active, aliases, bindings))
     return Plan(active, dropped, tree, aliases, {id(s): (s, shape) for s, shape in zip(tree.body, shapes)}, scoped,
-                source if isinstance(source, bytes) else None)
+                bindings, source if isinstance(source, bytes) else None)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
@@ -250,14 +264,14 @@ def _shapes(tree: ast.Module, source: bytes, aliases: Dict[str, str]) -> List[Sh
 
 
 def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: FrozenSet[str],
-               aliases: Dict[str, str]) -> List[int]:
+               aliases: Dict[str, str], bindings: Optional[Bindings]) -> List[int]:
     body = tree.body
     candidates = []
     starts: Optional[List[int]] = None
     for index, (statement, shape) in enumerate(zip(body, shapes)):
         if not shape.inert:
             continue
-        if any(can_fire(code, resolved(shape.tokens, aliases)) for code in active):
+        if any(can_fire(code, resolved(shape.tokens, aliases, bindings)) for code in active):
             continue
         if index > 0 and (body[index - 1].end_lineno or 0) >= statement.lineno:
             continue  # shares its first line with the statement before (`a = 1; T = [...]`)

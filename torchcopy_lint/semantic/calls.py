@@ -17,8 +17,6 @@ from . import library
 from . import vocabulary as v
 from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 
-_NUMBER_BUILTINS = frozenset("len int float bool hash id ord".split())
-_NUMBER_METHODS = frozenset("item numel nelement dim ndimension element_size data_ptr get_device".split())
 _DATA_LIBRARIES = ("numpy", "math", "pandas", "random", "json")
 _PROJECT_KINDS = {"module": Kind.MODULE, "tensor": Kind.TENSOR, "parameter": Kind.PARAMETER,
                   "optimizer": Kind.OPTIMIZER, "tensor-list": Kind.TENSOR_LIST, "record": Kind.RECORD,
@@ -140,7 +138,7 @@ class Calls:
         if name in ("list", "tuple") and len(call.args) == 1 and not call.args[0].keyword:
             items = self.evaluator.element(call.args[0].value, depth + 1)
             return Value(Kind.TENSOR_LIST) if items is not None and items.kind.is_tensor else NOT_TENSOR
-        if name in _NUMBER_BUILTINS:
+        if name in v.NUMBER_BUILTINS:
             return NUMBER
         if name in v.NOT_TENSOR_BUILTINS:
             return NOT_TENSOR
@@ -149,7 +147,7 @@ class Calls:
     def method(self, func: cst.Attribute, call: cst.Call, depth: int) -> Optional[Value]:
         method = func.attr.value
         receiver = func.value
-        if method in _NUMBER_METHODS:
+        if method in v.NUMBER_METHODS:
             return NUMBER
         if method in v.NOT_TENSOR_METHODS:
             return NOT_TENSOR

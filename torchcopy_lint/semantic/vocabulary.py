@@ -10,6 +10,9 @@ Names only, no torch import.
 
 from __future__ import annotations
 
+from ..codes import (NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS,  # noqa: F401
+                     NUMBER_METHODS)
+
 TORCH_TENSOR_FUNCTIONS = frozenset("cdist norm tensordot".split())
 """``torch.X(...)`` that returns a single tensor, where torch's annotations do not say so (``torch/functional.py``
 defines these without a return annotation). Everything annotated is in ``knowledge/torch_table.json``."""
@@ -43,10 +46,6 @@ NOT_TENSOR_ANNOTATIONS = NOT_TENSOR_BUILTIN_CLASSES | frozenset(
     "List Tuple Dict Set FrozenSet Sequence MutableSequence Iterable Iterator Mapping MutableMapping "
     "ndarray NDArray".split()
 )
-NOT_TENSOR_BUILTINS = frozenset(
-    """len int float bool str list tuple dict set frozenset range sorted enumerate zip map filter repr format
-    ord chr hash id type isinstance hasattr print iter""".split()
-)
 
 TENSOR_ONLY_METHODS = frozenset(
     """detach detach_ clone contiguous unsqueeze permute new_zeros new_ones new_full new_empty new_tensor
@@ -65,13 +64,6 @@ TENSOR_RETURNING_METHODS = frozenset(["norm"])
 """Tensor methods that return a tensor where the table (``TensorBase``'s annotations) does not list them:
 ``Tensor.norm`` is defined in ``torch/_tensor.py`` without annotations."""
 
-NOT_TENSOR_METHODS = frozenset(
-    """tolist item numpy size dim ndimension numel nelement element_size stride data_ptr storage_offset
-    is_contiguous is_floating_point is_complex get_device keys values items""".split()
-)
-NOT_TENSOR_ATTRIBUTES = frozenset(
-    "shape ndim dtype device is_cuda requires_grad is_leaf layout names is_sparse itemsize nbytes".split()
-)
 TENSOR_ATTRIBUTES_OF_TENSOR = frozenset(["grad"])
 """Attributes of a tensor that are tensors where ``TensorBase``'s annotations do not say so: ``grad`` is
 ``Tensor | None`` there; the rules ask about it where it is set (``p.grad.data``). The others
