@@ -214,6 +214,27 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
         assert "TCL114" not in _plan(store + b"other.add_(1)\n", codes).codes, store
     for no_intent in (b"y = w\n", b"best = w + 1\n", b"outputs.append(w)\n", b"if acc > thr:\n    y = w\n"):
         assert "TCL114" not in _plan(no_intent + b"w.add_(1)\n", codes).codes, no_intent
+    # ... in one flow scope (storage.hazard walks one): a def, a method, or the module with what it evaluates
+    for alias, write in ((b"y = x.detach()\n", b"y.zero_()\n"), (b"a = t.numpy()\n", b"a += 1\n"),
+                         (b"xs = [t] * 3\n", b"xs[0].add_(1)\n"), (b"best = w\n", b"w.add_(1)\n")):
+        code = {b"y": "TCL115", b"a": "TCL113", b"x": "TCL112", b"b": "TCL114"}[alias[:1]]
+        apart = b"def f(x, t, w):\n    " + alias + b"def g(x, t, w):\n    " + write
+        assert code not in _plan(apart, codes).codes, apart
+        methods = b"class C:\n    def f(self):\n        " + alias + b"    def g(self):\n        " + write
+        assert code not in _plan(methods, codes).codes, methods
+        module_and_def = alias + b"def g(x, t, w):\n    " + write
+        assert code not in _plan(module_and_def, codes).codes, module_and_def
+        together = b"def f(x, t, w):\n    " + alias + b"    def g():\n        pass\n    " + write
+        assert code in _plan(together, codes).codes, together
+        nested = b"def f(x, t, w):\n    " + alias + b"    def g():\n        " + write
+        assert code in _plan(nested, codes).codes, nested  # a group may join scopes: the nested def's with f's
+        written = {"TCL115": b"y", "TCL113": b"a", "TCL112": b"xs[0]", "TCL114": b"w"}[code]
+        header = alias + b"@wrap(" + written + b".add_(1))\ndef g():\n    pass\n"
+        assert code in _plan(header, codes).codes, header  # a decorator runs at module level
+        body = alias + b"class C:\n    " + write + b"    def m(self):\n        pass\n"
+        assert code in _plan(body, codes).codes, body  # a class body: with the module
+        for source in (apart, methods, module_and_def, together, nested, header, body):
+            _agree(b"import torch\n" + source, "scopes.py")
     assert "TCL116" in _plan(b"import torch\nz = torch.zeros(3).cuda()\n", codes).codes
     assert "TCL116" in _plan(b"from torch import ones as o\nz = o(3).float()\n", codes).codes
     assert "TCL116" not in _plan(b"import torch\nz = torch.randn(3).cuda()\n", codes).codes

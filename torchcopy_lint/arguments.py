@@ -94,6 +94,8 @@ UNLESS = "unless:"
 def _may(check, expr: ast.AST, at: At, found: List[str], token: str) -> bool:
     """``check(expr, at, assumed)``; a no that rests on names the file must not bind adds ``token`` under
     ``UNLESS``."""
+    if at is None:
+        return check(expr, None)
     assumed: Set[str] = set()
     if check(expr, at, assumed):
         return True

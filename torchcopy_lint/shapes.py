@@ -95,13 +95,14 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     pop, push = stack.pop, stack.append
     bound: Set[str] = set()
     imported: Set[str] = set()
-    Load = ast.Load
+    load = _LOAD
+    names_bound = (bound, imported)
     while stack:
         node = pop()
         cls = node.__class__
         if cls is Name:
             add_name(node.id)  # type: ignore[attr-defined]
-            if node.ctx.__class__ is not Load:  # type: ignore[attr-defined]
+            if node.ctx is not load:  # type: ignore[attr-defined]
                 bound.add(node.id)  # type: ignore[attr-defined]
             continue
         if cls is Attribute:
@@ -110,18 +111,20 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
                 add("data_write")  # p.data = v, p.data += v
         elif cls is Call:
             _call_shapes(node, add)  # type: ignore[arg-type]
-            argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
             called = last_name(node.func)  # type: ignore[attr-defined]
             if called in REFINED_CALLS:
                 refined_lines.append(node.lineno)  # type: ignore[attr-defined]
+                argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
+            elif node.func.__class__ is Name:  # type: ignore[attr-defined]
+                argument_tokens(node, add_argument, None)  # type: ignore[arg-type]  # maybe one under another name
+                if called in PLACED_CALLS:
+                    placed_lines.append(node.lineno)  # type: ignore[attr-defined]
             elif called in PLACED_CALLS:
                 placed_lines.append(node.lineno)  # type: ignore[attr-defined]
         else:
             handle = _HANDLERS.get(cls)
             if handle is not None:
-                handle(node, add, aliases)
-            if cls in _BINDERS:
-                _bindings(node, bound, imported)
+                handle(node, add, aliases, names_bound)
         if inert and cls in _ACTIVE:
             inert = False
         for name in _fields(cls):
@@ -145,6 +148,9 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     return Shape(tokens, names, inert, frozenset(bound), frozenset(imported))
 
 
+#: The context of every Name read: CPython's parser gives all of them one instance (a Name that is not read is
+#: bound; were the instances ever distinct, every Name would count as bound: never unsound).
+_LOAD = ast.parse("x", mode="eval").body.ctx  # type: ignore[attr-defined]
 _BINDERS = frozenset({ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.Global,
                       ast.Nonlocal, ast.Import, ast.ImportFrom,
                       *(getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name))})
@@ -169,33 +175,34 @@ def _bindings(node: ast.AST, bound: Set[str], imported: Set[str]) -> None:
                 bound.add(found)
 
 
-def _subscript(node, add, aliases) -> None:
+def _subscript(node, add, aliases, names_bound) -> None:
     if node.ctx.__class__ is ast.Store and _is_data(node.value):
         add("data_write")  # p.data[i] = v
 
 
-def _augmented(node, add, aliases) -> None:
+def _augmented(node, add, aliases, names_bound) -> None:
     add("write")
     _written(node.target, add)
     if node.op.__class__ is ast.Add:
         add("form:augadd")
 
 
-def _binary(node, add, aliases) -> None:
+def _binary(node, add, aliases, names_bound) -> None:
     if node.op.__class__ is ast.Add:
         add("form:add")
 
 
-def _keyword(node, add, aliases) -> None:
+def _keyword(node, add, aliases, names_bound) -> None:
     if node.arg == "out":
         add("write")
         _written(node.value, add)
 
 
-def _import(node, add, aliases) -> None:
+def _import(node, add, aliases, names_bound) -> None:
     for alias in node.names:
         if alias.asname:
             aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
+    _bindings(node, *names_bound)
 
 
 def _is_data(node: ast.AST) -> bool:
@@ -389,8 +396,10 @@ def _best_so_far(node: ast.If, add) -> None:
 
 #: shape_of's handlers of the node types other than names, attributes and calls.
 _HANDLERS = {
-    ast.Subscript: _subscript, ast.Assign: lambda node, add, aliases: _assign_shapes(node, add),
-    ast.Expr: lambda node, add, aliases: _expression_statement_shapes(node.value, add), ast.AugAssign: _augmented,
-    ast.BinOp: _binary, ast.If: lambda node, add, aliases: _best_so_far(node, add), ast.keyword: _keyword,
-    ast.Import: _import, ast.ImportFrom: _import,
+    ast.Subscript: _subscript, ast.Assign: lambda node, add, aliases, names_bound: _assign_shapes(node, add),
+    ast.Expr: lambda node, add, aliases, names_bound: _expression_statement_shapes(node.value, add),
+    ast.AugAssign: _augmented, ast.BinOp: _binary, ast.keyword: _keyword, ast.Import: _import, ast.ImportFrom: _import,
+    ast.If: lambda node, add, aliases, names_bound: _best_so_far(node, add),
+    **{binder: lambda node, add, aliases, names_bound: _bindings(node, *names_bound)
+       for binder in _BINDERS if binder not in (ast.Import, ast.ImportFrom)},
 }

@@ -17,7 +17,8 @@ answers
 What a rule needs is declared here, importable without LibCST (as its text triggers in codes.py):
 ``NEEDS[code]`` is a tuple of groups of *shape tokens* (shapes.py says what each token is); a file can
 hold a report of the rule only if it holds a token of every group (its top-level statements
-together: the store and the write of TCL114 may lie in two of them). A rule with no entry is treated
+together: the store and the write of TCL114 may lie in two of them; for the aliasing rules, whose
+hazards lie on one flow scope's graph, in one scope: ``SCOPE_JOINED``). A rule with no entry is treated
 conservatively: it is active wherever its text triggers pass, and with it active no statement is dropped.
 tests/test_structure.py compares linting with and without this on real files.
 """
@@ -98,7 +99,10 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
     not known) binds or imports one of the names it lists."""
     extra = set()
     written = None
+    plain = _PLAIN_TOKENS
     for token in tokens:
+        if token in plain:
+            continue
         if token.startswith(UNLESS):
             names, _, token = token[len(UNLESS):].partition("|")
             if bindings is not None and not any(name[1:] in bindings[name[0] == "i"] for name in names.split(",")):
@@ -111,7 +115,11 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
             continue
         kind, colon, key = token.partition(":")
         joined = _JOINS.get(kind) if colon else None
-        if joined is None or joined in extra:
+        if joined is None:
+            if len(plain) < _PLAIN_MAX:
+                plain.add(token)  # neither held, nor an alias's call, nor a join's: skipped at once next time
+            continue
+        if joined in extra:
             continue
         if written is None:
             written = {t[8:] for t in tokens if t.startswith("written:")}
@@ -119,6 +127,11 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
             extra.add(joined)
     return tokens | extra if extra else tokens
 
+
+#: Tokens ``resolved`` has seen that it passes on as they are (``attr:x``, ``call:f``, ``write``, ...): most of every
+#: statement's tokens, met again and again.
+_PLAIN_TOKENS: Set[str] = set()
+_PLAIN_MAX = 200_000
 
 #: shapes.py's keyed tokens of an alias, and the token a write of its storage joins them into.
 _JOINS = {"kept": "kept_written", "listmul": "listmul_written", "detach_alias": "detach_written",
@@ -232,11 +245,71 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
         bindings = (frozenset().union(*(shape.bound for shape in shapes)),
                     frozenset().union(*(shape.imported for shape in shapes)))
     active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases, bindings)))
+    if not active.isdisjoint(SCOPE_JOINED):
+        groups = _scope_groups(tree, shapes, scoped)
+        active = frozenset(code for code in active if code not in SCOPE_JOINED
+                           or any(can_fire(code, resolved(group, aliases, bindings)) for group in groups))
     dropped: FrozenSet[int] = frozenset()
     if active and all(code in NEEDS for code in active) and isinstance(source, bytes):
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases, bindings))
     return Plan(active, dropped, tree, aliases, {id(s): (s, shape) for s, shape in zip(tree.body, shapes)}, scoped,
                 bindings, source if isinstance(source, bytes) else None)
+
+
+#: The aliasing rules: each reports a hazard on one flow scope's graph (semantic/storage.py ``hazard``: the alias
+#: made, its storage written in place, read), so the tokens of their joins (``resolved``) must meet in one scope.
+SCOPE_JOINED = frozenset({"TCL112", "TCL113", "TCL114", "TCL115"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _scope_groups(tree: ast.Module, shapes: List[Shape], scoped: bool) -> List[Set[str]]:
+    """The shape tokens of the file by flow scope, coarsely (a group may join scopes, never split one): each
+    top-level def (with the functions nested in it), each method of a top-level class that makes an alias,
+    and the module with everything else (class bodies, the classes that make no alias whole, guard blocks,
+    and what a def's or a class's header evaluates there: decorators, defaults, annotations, bases)."""
+    module: Set[str] = set()
+    groups = [module]
+
+    def header(node: ast.AST, tokens: Set[str]) -> None:
+        if not any(token.startswith(_JOINED_PREFIXES) for token in tokens):
+            return  # no alias, no write: nothing of its header can join anything
+        parts = list(getattr(node, "decorator_list", ()))
+        if node.__class__ is ast.ClassDef:
+            parts += node.bases + [keyword.value for keyword in node.keywords]  # type: ignore[attr-defined]
+        else:
+            args = node.args  # type: ignore[attr-defined]
+            parts += [d for d in args.defaults + args.kw_defaults if d is not None]
+            parts += [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+                      if a is not None and a.annotation is not None]
+            parts += [node.returns] if node.returns is not None else []  # type: ignore[attr-defined]
+        for part in parts:
+            if part.__class__ not in _PLAIN_EXPRESSIONS:
+                module.update(shape_of(part, {}, scoped).tokens)  # type: ignore[arg-type]
+
+    for statement, shape in zip(tree.body, shapes):
+        cls = statement.__class__
+        if cls in _FUNCTIONS:
+            groups.append(shape.tokens)
+            header(statement, shape.tokens)
+        elif cls is ast.ClassDef and any(token.startswith(_ALIAS_PREFIXES) for token in shape.tokens):
+            header(statement, shape.tokens)
+            for member in statement.body:  # type: ignore[attr-defined]
+                if member.__class__ in _FUNCTIONS:
+                    tokens = shape_of(member, {}, scoped, as_method=True).tokens
+                    groups.append(tokens)
+                    header(member, tokens)
+                else:
+                    module.update(shape_of(member, {}, scoped).tokens)
+        else:
+            module.update(shape.tokens)
+    return groups
+
+
+#: The keyed tokens of an alias (shapes.py; ``_JOINS``), and those a join reads besides (a write, a step).
+_ALIAS_PREFIXES = tuple(kind + ":" for kind in ("kept", "listmul", "detach_alias", "bridge"))
+_JOINED_PREFIXES = _ALIAS_PREFIXES + ("written:", "method:step")
+#: Header parts that hold no call, no operator and no walrus: no alias and no write.
+_PLAIN_EXPRESSIONS = (ast.Name, ast.Attribute, ast.Constant)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
@@ -271,7 +344,8 @@ def _droppable(tree: ast.Module, source: bytes, shapes: List[Shape], active: Fro
     for index, (statement, shape) in enumerate(zip(body, shapes)):
         if not shape.inert:
             continue
-        if any(can_fire(code, resolved(shape.tokens, aliases, bindings)) for code in active):
+        tokens = resolved(shape.tokens, aliases, bindings)
+        if any(can_fire(code, tokens) for code in active):
             continue
         if index > 0 and (body[index - 1].end_lineno or 0) >= statement.lineno:
             continue  # shares its first line with the statement before (`a = 1; T = [...]`)
