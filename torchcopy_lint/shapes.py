@@ -33,6 +33,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from .binding_names import BINDERS, LOAD, bindings
 from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, last_name, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
 from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
@@ -95,7 +96,7 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     pop, push = stack.pop, stack.append
     bound: Set[str] = set()
     imported: Set[str] = set()
-    load = _LOAD
+    load = LOAD
     names_bound = (bound, imported)
     while stack:
         node = pop()
@@ -148,33 +149,6 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     return Shape(tokens, names, inert, frozenset(bound), frozenset(imported))
 
 
-#: The context of every Name read: CPython's parser gives all of them one instance (a Name that is not read is
-#: bound; were the instances ever distinct, every Name would count as bound: never unsound).
-_LOAD = ast.parse("x", mode="eval").body.ctx  # type: ignore[attr-defined]
-_BINDERS = frozenset({ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.Global,
-                      ast.Nonlocal, ast.Import, ast.ImportFrom,
-                      *(getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name))})
-
-
-def _bindings(node: ast.AST, bound: Set[str], imported: Set[str]) -> None:
-    """The names ``node`` (one of _BINDERS) binds, into ``bound``; an import's also into ``imported``."""
-    cls = node.__class__
-    if cls is ast.arg:
-        bound.add(node.arg)  # type: ignore[attr-defined]
-    elif cls in (ast.Import, ast.ImportFrom):
-        for alias in node.names:  # type: ignore[attr-defined]
-            local = alias.asname or alias.name.split(".")[0]
-            bound.add(local)
-            imported.add(local)
-    elif cls in (ast.Global, ast.Nonlocal):
-        bound.update(node.names)  # type: ignore[attr-defined]
-    else:
-        for field in ("name", "rest"):  # a def's or class's name, a handler's, a match capture's
-            found = getattr(node, field, None)
-            if isinstance(found, str):
-                bound.add(found)
-
-
 def _subscript(node, add, aliases, names_bound) -> None:
     if node.ctx.__class__ is ast.Store and _is_data(node.value):
         add("data_write")  # p.data[i] = v
@@ -202,7 +176,7 @@ def _import(node, add, aliases, names_bound) -> None:
     for alias in node.names:
         if alias.asname:
             aliases[alias.asname] = alias.name.rsplit(".", 1)[-1]
-    _bindings(node, *names_bound)
+    bindings(node, *names_bound)
 
 
 def _is_data(node: ast.AST) -> bool:
@@ -400,6 +374,6 @@ _HANDLERS = {
     ast.Expr: lambda node, add, aliases, names_bound: _expression_statement_shapes(node.value, add),
     ast.AugAssign: _augmented, ast.BinOp: _binary, ast.keyword: _keyword, ast.Import: _import, ast.ImportFrom: _import,
     ast.If: lambda node, add, aliases, names_bound: _best_so_far(node, add),
-    **{binder: lambda node, add, aliases, names_bound: _bindings(node, *names_bound)
-       for binder in _BINDERS if binder not in (ast.Import, ast.ImportFrom)},
+    **{binder: lambda node, add, aliases, names_bound: bindings(node, *names_bound)
+       for binder in BINDERS if binder not in (ast.Import, ast.ImportFrom)},
 }

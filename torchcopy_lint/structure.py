@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
+from .scope_groups import SCOPE_JOINED, scope_groups
 from .arguments import UNLESS, followed
 from .training import PLACED_CALLS
 from .codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
@@ -246,7 +247,7 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
                     frozenset().union(*(shape.imported for shape in shapes)))
     active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases, bindings)))
     if not active.isdisjoint(SCOPE_JOINED):
-        groups = _scope_groups(tree, shapes, scoped)
+        groups = scope_groups(tree, shapes, scoped)
         active = frozenset(code for code in active if code not in SCOPE_JOINED
                            or any(can_fire(code, resolved(group, aliases, bindings)) for group in groups))
     dropped: FrozenSet[int] = frozenset()
@@ -254,62 +255,6 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases, bindings))
     return Plan(active, dropped, tree, aliases, {id(s): (s, shape) for s, shape in zip(tree.body, shapes)}, scoped,
                 bindings, source if isinstance(source, bytes) else None)
-
-
-#: The aliasing rules: each reports a hazard on one flow scope's graph (semantic/storage.py ``hazard``: the alias
-#: made, its storage written in place, read), so the tokens of their joins (``resolved``) must meet in one scope.
-SCOPE_JOINED = frozenset({"TCL112", "TCL113", "TCL114", "TCL115"})
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def _scope_groups(tree: ast.Module, shapes: List[Shape], scoped: bool) -> List[Set[str]]:
-    """The shape tokens of the file by flow scope, coarsely (a group may join scopes, never split one): each
-    top-level def (with the functions nested in it), each method of a top-level class that makes an alias,
-    and the module with everything else (class bodies, the classes that make no alias whole, guard blocks,
-    and what a def's or a class's header evaluates there: decorators, defaults, annotations, bases)."""
-    module: Set[str] = set()
-    groups = [module]
-
-    def header(node: ast.AST, tokens: Set[str]) -> None:
-        if not any(token.startswith(_JOINED_PREFIXES) for token in tokens):
-            return  # no alias, no write: nothing of its header can join anything
-        parts = list(getattr(node, "decorator_list", ()))
-        if node.__class__ is ast.ClassDef:
-            parts += node.bases + [keyword.value for keyword in node.keywords]  # type: ignore[attr-defined]
-        else:
-            args = node.args  # type: ignore[attr-defined]
-            parts += [d for d in args.defaults + args.kw_defaults if d is not None]
-            parts += [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
-                      if a is not None and a.annotation is not None]
-            parts += [node.returns] if node.returns is not None else []  # type: ignore[attr-defined]
-        for part in parts:
-            if part.__class__ not in _PLAIN_EXPRESSIONS:
-                module.update(shape_of(part, {}, scoped).tokens)  # type: ignore[arg-type]
-
-    for statement, shape in zip(tree.body, shapes):
-        cls = statement.__class__
-        if cls in _FUNCTIONS:
-            groups.append(shape.tokens)
-            header(statement, shape.tokens)
-        elif cls is ast.ClassDef and any(token.startswith(_ALIAS_PREFIXES) for token in shape.tokens):
-            header(statement, shape.tokens)
-            for member in statement.body:  # type: ignore[attr-defined]
-                if member.__class__ in _FUNCTIONS:
-                    tokens = shape_of(member, {}, scoped, as_method=True).tokens
-                    groups.append(tokens)
-                    header(member, tokens)
-                else:
-                    module.update(shape_of(member, {}, scoped).tokens)
-        else:
-            module.update(shape.tokens)
-    return groups
-
-
-#: The keyed tokens of an alias (shapes.py; ``_JOINS``), and those a join reads besides (a write, a step).
-_ALIAS_PREFIXES = tuple(kind + ":" for kind in ("kept", "listmul", "detach_alias", "bridge"))
-_JOINED_PREFIXES = _ALIAS_PREFIXES + ("written:", "method:step")
-#: Header parts that hold no call, no operator and no walrus: no alias and no write.
-_PLAIN_EXPRESSIONS = (ast.Name, ast.Attribute, ast.Constant)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}

@@ -1,0 +1,36 @@
+"""The names a node of CPython's ``ast`` binds (shapes.py collects them per statement: ``Shape.bound``).
+
+A builtin's call tells the semantic model what it returns only where the file binds no such name
+(function_values.py, ``arguments.UNLESS``); these are the bindings it could find instead.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Set
+
+#: The context of every Name read: CPython's parser gives all of them one instance (a Name that is not read is
+#: bound; were the instances ever distinct, every Name would count as bound: never unsound).
+LOAD = ast.parse("x", mode="eval").body.ctx  # type: ignore[attr-defined]
+BINDERS = frozenset({ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.Global,
+                      ast.Nonlocal, ast.Import, ast.ImportFrom,
+                      *(getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name))})
+
+
+def bindings(node: ast.AST, bound: Set[str], imported: Set[str]) -> None:
+    """The names ``node`` (one of BINDERS) binds, into ``bound``; an import's also into ``imported``."""
+    cls = node.__class__
+    if cls is ast.arg:
+        bound.add(node.arg)  # type: ignore[attr-defined]
+    elif cls in (ast.Import, ast.ImportFrom):
+        for alias in node.names:  # type: ignore[attr-defined]
+            local = alias.asname or alias.name.split(".")[0]
+            bound.add(local)
+            imported.add(local)
+    elif cls in (ast.Global, ast.Nonlocal):
+        bound.update(node.names)  # type: ignore[attr-defined]
+    else:
+        for field in ("name", "rest"):  # a def's or class's name, a handler's, a match capture's
+            found = getattr(node, field, None)
+            if isinstance(found, str):
+                bound.add(found)
