@@ -74,10 +74,6 @@ NOT_TENSOR_METHODS = frozenset(
     """tolist item numpy size dim ndimension numel nelement element_size stride data_ptr storage_offset
     is_contiguous is_floating_point is_complex get_device keys values items""".split()
 )
-#: The last names of semantic/vocabulary.TENSOR_CLASSES: only a class named so can make ``isinstance`` narrow a value
-#: to a tensor (function_values.py).
-TENSOR_CLASS_NAMES = frozenset(["Tensor", "Parameter", "Buffer"] + [
-    p + "Tensor" for p in "Float Double Half BFloat16 Long Int Short Char Byte Bool".split()])
 NOT_TENSOR_ATTRIBUTES = frozenset(
     "shape ndim dtype device is_cuda requires_grad is_leaf layout names is_sparse itemsize nbytes".split()
 )

@@ -27,8 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple, Union
 
-from .codes import (NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS,
-                    TENSOR_CLASS_NAMES)
+from .codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
 
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
 #: or UNKNOWN, whatever their operands are.
@@ -74,9 +73,6 @@ class ArgumentScope:
         self._stored: Dict[str, List[Optional[Position]]] = {}
         self._bound_otherwise: Set[str] = set()  # global/nonlocal, imports, defs, handlers, patterns, nested params
         self._guarded: Set[str] = set()
-        # names tested by `isinstance` only with classes that are no tensor's, unless one of these (bare) class
-        # names is imported (as a tensor class may be: `from torch import Tensor as T`)
-        self._guard_conditions: Dict[str, Set[str]] = {}
         # name -> the values this function's own statements bind it to (None: one the model may call anything: an
         # unpacking, a loop's target, `with ... as`, a comprehension's variable, `del`, an annotation alone)
         self._values: Dict[str, List[Optional[ast.AST]]] = {}
@@ -120,14 +116,9 @@ class ArgumentScope:
                 self._bound_otherwise.add(node.name)
             elif cls is ast.arg:
                 self._bound_otherwise.add(node.arg)  # a nested function's or lambda's
-            elif cls is ast.Call and last_name(node.func) in GUARD_CALLS:
-                conditions = _tensor_free_guard(node)
-                if conditions is None:
-                    for arg in node.args:
-                        self._guarded.update(n.id for n in ast.walk(arg) if n.__class__ is ast.Name)
-                else:
-                    for name in (n.id for n in ast.walk(node.args[0]) if n.__class__ is ast.Name):
-                        self._guard_conditions.setdefault(name, set()).update(conditions)
+            elif cls is ast.Call and last_name(node.func) in GUARD_CALLS:  # (whatever the class: a module's
+                for arg in node.args:  # narrows `x` to a module, and `x.weight` is then a parameter)
+                    self._guarded.update(n.id for n in ast.walk(arg) if n.__class__ is ast.Name)
             elif cls.__name__.startswith("Match"):  # `case Point(x=x)`, `case {**rest}`, `case [*xs]`
                 for field in ("name", "rest"):
                     found = getattr(node, field, None)
@@ -153,8 +144,7 @@ class ArgumentScope:
         """The model cannot call ``name`` a tensor at ``at``: a parameter with no annotation (or one that is
         never a tensor's), not bound again before the read and never narrowed; or a name every binding of which
         in this function is such a parameter or a value that is never a tensor (``never_bound``)."""
-        if self.only_parameter(name, at) and self._annotated_safe[name] and name not in self._guarded \
-                and self._unguarded(name, assumed):
+        if self.only_parameter(name, at) and self._annotated_safe[name] and name not in self._guarded:
             return True
         return at is not None and self.never_bound(name, at, assumed, set())
 
@@ -165,8 +155,7 @@ class ArgumentScope:
         are being read (a name bound from itself, ``n = n + 1``, adds nothing)."""
         if name in visiting:
             return True
-        if len(visiting) > _MAX_NAMES or name in self._bound_otherwise or name in self._guarded \
-                or not self._unguarded(name, assumed):
+        if len(visiting) > _MAX_NAMES or name in self._bound_otherwise or name in self._guarded:
             return False
         if name in self._params:
             if not self._annotated_safe.get(name, False):
@@ -178,16 +167,6 @@ class ArgumentScope:
             return False
         visiting.add(name)
         return not any(may_be_tensor(value, at, assumed, visiting) for value in values)  # type: ignore[arg-type]
-
-    def _unguarded(self, name: str, assumed: Optional[Set[str]]) -> bool:
-        """No guard of this function narrows ``name`` to a tensor, given the conditions it adds to ``assumed``."""
-        conditions = self._guard_conditions.get(name)
-        if not conditions:
-            return True
-        if assumed is None:
-            return False
-        assumed.update(conditions)
-        return True
 
     def never_list(self, name: str, at: "Site", assumed: Optional[Set[str]]) -> bool:
         """TCL107 cannot call ``name`` a list of tensors: it does so only where every binding reaching the read is
@@ -259,30 +238,6 @@ def may_be_tensor(expr: ast.AST, at: At, assumed: Optional[Set[str]] = None,
     if cls is ast.NamedExpr:
         return may_be_tensor(expr.value, at, assumed, visiting)  # type: ignore[attr-defined]
     return True
-
-
-def _tensor_free_guard(call: ast.Call) -> Optional[Set[str]]:
-    """For a call of GUARD_CALLS: None where it may narrow its first argument to a tensor (semantic/guards.py:
-    ``torch.is_tensor``, ``type(x) is torch.Tensor``, ``isinstance`` with a class of TENSOR_CLASSES); for
-    ``isinstance(x, C)`` whose classes are named nothing a tensor class is named (``isinstance(x, (int, ir.Box))``),
-    the conditions under which it cannot: ``i`` + each bare class name (no import of the file makes it a tensor
-    class under another name). Such a test narrows to a non-tensor, a module, or nothing."""
-    if call.func.__class__ is not ast.Name or call.func.id != "isinstance" or len(call.args) != 2 \
-            or call.keywords or call.args[0].__class__ is ast.Starred:  # type: ignore[attr-defined]
-        return None
-    conditions: Set[str] = set()
-    pending = [call.args[1]]
-    while pending:
-        cls = pending.pop()
-        if cls.__class__ is ast.Tuple:
-            pending.extend(e.value if e.__class__ is ast.Starred else e for e in cls.elts)  # type: ignore[attr-defined]
-        elif cls.__class__ is ast.Name:
-            if cls.id in TENSOR_CLASS_NAMES:  # type: ignore[attr-defined]
-                return None
-            conditions.add("i" + cls.id)  # type: ignore[attr-defined]
-        elif cls.__class__ is ast.Attribute and cls.attr in TENSOR_CLASS_NAMES:  # type: ignore[attr-defined]
-            return None  # (any other expression has no qualified name: the model's class test is not "tensor")
-    return conditions
 
 
 def _head(expr: ast.AST) -> Optional[str]:
