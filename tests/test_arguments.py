@@ -57,6 +57,9 @@ CASES = [
     ("from torch import zeros as len\ndef f(x):\n    n = len(x)\n    return torch.tensor(n)\n", {"TCL101", "TCL107"}),
     ("import numpy as x\ndef f(y):\n    n = x.item(y)\n    return torch.tensor(n)\n", {"TCL101", "TCL107"}),
     ("def f(x: torch.Tensor):\n    ys = [x, x]\n    return torch.tensor(ys)\n", {"TCL107"}),
+    # a builtin's name bound anywhere (a nested function's parameter) or an item stored keeps the rule
+    ("def f(x):\n    n = len(x)\n    def g(len):\n        return len\n    return torch.tensor(n)\n", {"TCL101", "TCL107"}),
+    ("def f(d, t):\n    d[0] = t\n    return copy.copy(d.x)\n", {"TCL108"}),
     # any isinstance test keeps the name: a module's class narrows it to a module, whose attributes are parameters
     ("def f(x):\n    if isinstance(x, torch.nn.Linear):\n        return copy.copy(x.weight)\n", {"TCL108"}),
     ("def f(x):\n    if isinstance(x, torch.nn.Linear):\n        y = x\n        return copy.copy(y.weight)\n",
