@@ -1,13 +1,14 @@
 """The names a node of CPython's ``ast`` binds (shapes.py collects them per statement: ``Shape.bound``).
 
 A builtin's call tells the semantic model what it returns only where the file binds no such name
-(function_values.py, ``arguments.UNLESS``); these are the bindings it could find instead.
+(function_values.py, ``arguments.UNLESS``); these are the bindings it could find instead. function_values.py
+reads the same bindings in a function (a name bound so there may hold anything).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Set
+from typing import Optional, Set
 
 #: The context of every Name read: CPython's parser gives all of them one instance (a Name that is not read is
 #: bound; were the instances ever distinct, every Name would count as bound: never unsound).
@@ -17,7 +18,7 @@ BINDERS = frozenset({ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDe
                       *(getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name))})
 
 
-def bindings(node: ast.AST, bound: Set[str], imported: Set[str]) -> None:
+def bindings(node: ast.AST, bound: Set[str], imported: Optional[Set[str]] = None) -> None:
     """The names ``node`` (one of BINDERS) binds, into ``bound``; an import's also into ``imported``."""
     cls = node.__class__
     if cls is ast.arg:
@@ -26,7 +27,8 @@ def bindings(node: ast.AST, bound: Set[str], imported: Set[str]) -> None:
         for alias in node.names:  # type: ignore[attr-defined]
             local = alias.asname or alias.name.split(".")[0]
             bound.add(local)
-            imported.add(local)
+            if imported is not None:
+                imported.add(local)
     elif cls in (ast.Global, ast.Nonlocal):
         bound.update(node.names)  # type: ignore[attr-defined]
     else:

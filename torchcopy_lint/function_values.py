@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple, Union
 
+from .binding_names import BINDERS, bindings
 from .codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
 
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
@@ -106,24 +107,11 @@ class ArgumentScope:
                 head = _head(node)
                 if head is not None:
                     self._attributes_stored.add(head)
-            elif cls in (ast.Global, ast.Nonlocal):
-                self._bound_otherwise.update(node.names)
-            elif cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                self._bound_otherwise.add(node.name)
-            elif cls in (ast.Import, ast.ImportFrom):
-                self._bound_otherwise.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif cls is ast.ExceptHandler and node.name:
-                self._bound_otherwise.add(node.name)
-            elif cls is ast.arg:
-                self._bound_otherwise.add(node.arg)  # a nested function's or lambda's
+            elif cls in BINDERS:  # global/nonlocal, defs, imports, handlers, a nested function's or lambda's
+                bindings(node, self._bound_otherwise)  # parameters, `case Point(x=x)`, `case {**rest}`
             elif cls is ast.Call and last_name(node.func) in GUARD_CALLS:  # (whatever the class: a module's
                 for arg in node.args:  # narrows `x` to a module, and `x.weight` is then a parameter)
                     self._guarded.update(n.id for n in ast.walk(arg) if n.__class__ is ast.Name)
-            elif cls.__name__.startswith("Match"):  # `case Point(x=x)`, `case {**rest}`, `case [*xs]`
-                for field in ("name", "rest"):
-                    found = getattr(node, field, None)
-                    if isinstance(found, str):
-                        self._bound_otherwise.add(found)
             comprehended = comprehended or cls in _COMPREHENSIONS
             nested = nested or cls in _SCOPES
             stack.extend((child, child if isinstance(child, ast.stmt) else statement, comprehended, nested)
