@@ -235,6 +235,13 @@ def _head(expr: ast.AST) -> Optional[str]:
     return expr.id if expr.__class__ is ast.Name else None  # type: ignore[attr-defined]
 
 
+def _chain_root(expr: ast.AST) -> ast.AST:
+    """``h`` of ``h.a.b`` (the first expression of a chain of attributes)."""
+    while expr.__class__ is ast.Attribute:
+        expr = expr.value  # type: ignore[attr-defined]
+    return expr
+
+
 def _never_attribute(expr: ast.Attribute, at: "Site", assumed: Set[str], visiting: Optional[Set[str]]) -> bool:
     """Whether the model never calls ``h.a.b`` a tensor (semantic/evaluate.py ``attribute``): an attribute of
     codes.NOT_TENSOR_ATTRIBUTES (whatever its receiver); or, given that ``h`` is no import (``i`` + ``h`` into
@@ -244,9 +251,7 @@ def _never_attribute(expr: ast.Attribute, at: "Site", assumed: Set[str], visitin
     model knows. (A guard on ``h.a`` names ``h``: ``never_bound`` is then no.)"""
     if expr.attr in NOT_TENSOR_ATTRIBUTES:
         return True
-    base = expr.value
-    while base.__class__ is ast.Attribute:
-        base = base.value  # type: ignore[attr-defined]
+    base = _chain_root(expr)
     if base.__class__ is not ast.Name or base.id == "self" or base.id in at.scope._attributes_stored:  # type: ignore[attr-defined]
         return False
     if not at.scope.never_bound(base.id, at, assumed, set() if visiting is None else visiting):  # type: ignore[attr-defined]
@@ -268,9 +273,7 @@ def never_call(call: ast.Call, scope: "ArgumentScope", assumed: Set[str]) -> boo
             return True
         return False
     if func.__class__ is ast.Attribute and (func.attr in NUMBER_METHODS or func.attr in NOT_TENSOR_METHODS):  # type: ignore[attr-defined]
-        head = func.value  # type: ignore[attr-defined]
-        while head.__class__ is ast.Attribute:
-            head = head.value  # type: ignore[attr-defined]
+        head = _chain_root(func)
         if head.__class__ is ast.Name:
             assumed.add("i" + head.id)  # type: ignore[attr-defined]
         return True

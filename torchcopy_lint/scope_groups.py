@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 from typing import List, Set
 
+from .function_values import FUNCTIONS
 from .shapes import Shape, shape_of
 
 #: The aliasing rules: each reports a hazard on one flow scope's graph (semantic/storage.py ``hazard``: the alias
 #: made, its storage written in place, read), so the tokens of their joins (``resolved``) must meet in one scope.
 SCOPE_JOINED = frozenset({"TCL112", "TCL113", "TCL114", "TCL115"})
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def scope_groups(tree: ast.Module, shapes: List[Shape], scoped: bool) -> List[Set[str]]:
@@ -44,13 +44,13 @@ def scope_groups(tree: ast.Module, shapes: List[Shape], scoped: bool) -> List[Se
 
     for statement, shape in zip(tree.body, shapes):
         cls = statement.__class__
-        if cls in _FUNCTIONS:
+        if cls in FUNCTIONS:
             groups.append(shape.tokens)
             header(statement, shape.tokens)
         elif cls is ast.ClassDef and any(token.startswith(_ALIAS_PREFIXES) for token in shape.tokens):
             header(statement, shape.tokens)
             for member in statement.body:  # type: ignore[attr-defined]
-                if member.__class__ in _FUNCTIONS:
+                if member.__class__ in FUNCTIONS:
                     tokens = shape_of(member, {}, scoped, as_method=True).tokens
                     groups.append(tokens)
                     header(member, tokens)
