@@ -231,3 +231,23 @@ def test_broken_nested_config_is_a_clear_error(tmp_path, cli):
     err = result.stderr.decode()
     assert result.returncode == 2 and "Traceback" not in err
     assert f"{tree / 'other' / 'pyproject.toml'}: [tool.torchcopy-lint] ignore: expected an array" in err
+
+
+def test_a_files_settings_by_folder_are_its_own(tmp_path, monkeypatch):
+    """``for_file`` (the runner's: one look-up per folder, no stat of the file) answers as ``for_path`` does,
+    for absolute and relative paths, and after the working directory changes; ``is_excluded`` as before."""
+    from torchcopy_lint.cli import build_parser, settings_from_args
+
+    tree = _nested_tree(tmp_path)
+    monkeypatch.chdir(tree)
+    settings = settings_from_args(build_parser().parse_args(["."]))
+    names = ["a.py", "sub/b.py", "other/c.py", "other/skip/d.py"]
+    for name in names + [str(tree / n) for n in names]:
+        assert settings.for_file(name) is settings.for_path(name), name
+        assert settings.for_file(name).own_codes_for(name) == settings.codes_for(name), name
+    assert "TCL101" not in settings.codes_for("a.py") and "TCL103" not in settings.codes_for("other/c.py")
+    assert settings.is_excluded("other/skip") and not settings.is_excluded("other") and not settings.is_excluded("sub")
+    monkeypatch.chdir(tree / "other")  # the same relative name, another folder
+    assert "TCL103" not in settings.codes_for("a.py") and "TCL101" in settings.codes_for("a.py")  # other/a.py
+    assert settings.for_file("c.py") is settings.for_path("c.py")
+    assert settings.for_file("a.py").own_codes_for("a.py") == settings.codes_for("a.py")

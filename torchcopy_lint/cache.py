@@ -32,8 +32,10 @@ DIRECTORY = "<dir>"
 
 
 def content_digest(content: bytes) -> str:
-    """The hash by which a file's content is known (result entries, project summaries)."""
-    return hashlib.blake2b(content, digest_size=16).hexdigest()
+    """The hash by which a file's content is known (result entries, project summaries). SHA-256, cut to 128
+    bits: with the CPU's SHA instructions (OpenSSL uses them) it hashes twice as fast as BLAKE2b here, and a warm
+    run hashes every file (44 MiB for torch: 27 ms against 50)."""
+    return hashlib.sha256(content).hexdigest()[:32]
 
 
 def file_digest(path: str) -> str:
@@ -79,10 +81,10 @@ def build_fingerprint() -> str:
 
 def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False, environment: str = "") -> str:
     """``environment``: the fingerprint of the Python environment whose packages the lint may read."""
-    digest = hashlib.blake2b(content, digest_size=16)
+    digest = hashlib.sha256(content)  # as content_digest
     digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes)) + ("\0ipynb" if notebook else "")
                    + (f"\0env:{environment}" if environment else "")).encode())
-    return digest.hexdigest()
+    return digest.hexdigest()[:32]
 
 
 def located_key(key: str, path: str) -> str:

@@ -105,7 +105,15 @@ class Settings:
         """The settings of ``path``'s own configuration (itself unless ``nested`` finds another one)."""
         if self.nested is None:
             return self
-        pyproject = find_pyproject(path)
+        return self._for_pyproject(find_pyproject(path))
+
+    def for_file(self, path: str) -> "Settings":
+        """``for_path`` of a path known to be a file (discovery's): its folder is looked up, once per folder."""
+        if self.nested is None:
+            return self
+        return self._for_pyproject(_find_pyproject_of_file(path))
+
+    def _for_pyproject(self, pyproject: Optional[str]) -> "Settings":
         if pyproject is None or os.path.abspath(pyproject) == self.config_path:
             return self
         return _nested_settings(pyproject, _mtime(pyproject), self.nested)
@@ -115,8 +123,11 @@ class Settings:
 
     def codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
         """The codes enabled for ``path``: the layers, then ``per-file-ignores``."""
-        if self.for_path(path) is not self:
-            return self.for_path(path).codes_for(path, all_codes)
+        local = self.for_path(path)
+        return local.own_codes_for(path, all_codes) if local is not self else self.own_codes_for(path, all_codes)
+
+    def own_codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
+        """``codes_for`` by these settings themselves (``path``'s own, from ``for_path``/``for_file``)."""
         enabled = self.enabled(all_codes)
         if not self.per_file_ignores:
             return enabled
@@ -134,7 +145,7 @@ class Settings:
         command line are never excluded, like ruff, unless ``force-exclude`` is on
         (see ``is_force_excluded``).
         """
-        local = self.for_path(os.path.dirname(os.path.abspath(path)))
+        local = self.for_file(path)  # a directory's settings are those of the folder holding it, as a file's
         if local is not self:
             return local.is_excluded(path)
         by_name, by_relative = _exclude_matchers(self.exclude + self.extend_exclude)
@@ -194,6 +205,22 @@ def find_pyproject(start: str) -> Optional[str]:
     as ruff looks for the nearest one with ``[tool.ruff]``."""
     directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     return _find_pyproject_from(directory)
+
+
+_MISSING = object()
+#: A file's absolute folder -> the nearest pyproject.toml (``_find_pyproject_from``'s answer), kept for the process as
+#: that is, and forgotten with it.
+_file_folders: Dict[str, Optional[str]] = {}
+
+
+def _find_pyproject_of_file(path: str) -> Optional[str]:
+    """``find_pyproject`` of a file (or of a folder as seen from its parent): no stat of the path itself (a file
+    cannot hold a pyproject.toml), one look-up per folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    found = _file_folders.get(folder, _MISSING)
+    if found is _MISSING:
+        found = _file_folders[folder] = _find_pyproject_from(folder)
+    return found  # type: ignore[return-value]
 
 
 @lru_cache(maxsize=1024)
@@ -334,3 +361,4 @@ def settings_for(path: str) -> Settings:
 def forget_config_locations() -> None:
     """Look for pyproject.toml files afresh (one was created, deleted or given a table): for the server."""
     _find_pyproject_from.cache_clear()
+    _file_folders.clear()

@@ -147,12 +147,22 @@ class Job:
     src: Tuple[str, ...] = ()  # the ``src`` setting for this file (semantic/roots.py)
 
 
-def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...]) -> str:
+def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...],
+                     fingerprints: Optional[Dict[object, str]] = None) -> str:
     """What a lint of ``path`` depends on besides files: the environment it reads installed packages
-    from (its fingerprint) and the ``src`` roots."""
+    from (its fingerprint) and the ``src`` roots. ``fingerprints``: one run's, by environment (a run
+    stats an environment's folders once, not once per file)."""
     from .environment import fingerprint, for_file
 
-    found = fingerprint(for_file(path, python)) if path not in ("-", "<stdin>") else ""
+    found = ""
+    if path not in ("-", "<stdin>"):
+        environment = for_file(path, python)
+        if fingerprints is None:
+            found = fingerprint(environment)
+        else:
+            found = fingerprints.get(environment, None)  # type: ignore[assignment]
+            if found is None:
+                found = fingerprints[environment] = fingerprint(environment)
     return found + "".join(f"\0{folder}" for folder in src)
 
 
@@ -326,9 +336,10 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
     def pending() -> Iterator[Job]:
         """The files that need a worker, read and looked up as workers ask for them."""
         digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
+        fingerprints: Dict[object, str] = {}  # this run's environments' fingerprints
         for path in _big_files_first(files):
-            codes = settings.codes_for(path, ALL_CODES)
-            local = settings.for_path(path)
+            local = settings.for_file(path)  # discovery's paths are files
+            codes = local.own_codes_for(path, ALL_CODES)
             notebook = is_notebook(path)
             try:
                 content: Optional[bytes] = read_source(path)
@@ -338,7 +349,7 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 continue
             except OSError:
                 content = None  # the worker reports it
-            key = cache_key(content, codes, notebook, _environment_key(path, local.python, local.src)) \
+            key = cache_key(content, codes, notebook, _environment_key(path, local.python, local.src, fingerprints)) \
                 if cache is not None and content is not None else ""
             entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
             if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
