@@ -3,8 +3,8 @@
 
 For every ``.py`` file under the given directories (default: the installed torch's sources, as speed.py
 lints them) that passes the text prefilter, builds the structural plan and prunes as the engine does, and
-reports how many files pass the prefilter, how many reach LibCST, the non-blank bytes handed to LibCST
-(all rules together), and per rule the non-blank bytes pruning would keep for that rule alone (a rule that
+reports how many files pass the prefilter, how many reach LibCST, the non-blank bytes and the lines handed to
+LibCST (all rules together), and per rule the non-blank bytes pruning would keep for that rule alone (a rule that
 keeps much is where a finer shape or trigger pays). In-process, one core; torch is never imported::
 
     python benchmarks/libcst_share.py
@@ -52,7 +52,7 @@ def main() -> int:
     codes = frozenset(RULE_CODES if args.select == "ALL" else args.select.split(",") if args.select
                       else DEFAULT_CODES)
     roots = args.roots or [_torch_sources()]
-    passing = reaching = kept_all = total = 0
+    passing = reaching = kept_all = total = lines_all = lines = 0
     per_rule: collections.Counter = collections.Counter()
     for path in sorted(p for root in roots for p in root.rglob("*.py")):
         source = path.read_bytes()
@@ -69,15 +69,18 @@ def main() -> int:
             continue
         reaching += 1
         total += _non_blank(source)
+        lines += source.count(b"\n")
         rules = [RULES_BY_CODE[c] for c in sorted(found.codes)]
         pruned = prune_file(source, _segment_matcher(rules, found), tree, found.dropped)
         kept_all += _non_blank(pruned.text if pruned is not None else source)
+        lines_all += (pruned.text if pruned is not None else source).count(b"\n")
         for rule in rules:
             alone = prune_file(source, _segment_matcher([rule], found), tree, found.dropped)
             per_rule[rule.code] += _non_blank(alone.text if alone is not None else source)
     print(f"{passing} files pass the text prefilter, {reaching} reach LibCST; non-blank bytes of those files "
           f"{total:,}, handed to LibCST {kept_all:,} (approximate: every rule's own pruning, not the engine's "
-          f"extra keeps for aliases, TCL109 and the callers of .data writers)")
+          f"extra keeps for aliases, TCL109 and the callers of .data writers); lines {lines:,}, handed to LibCST "
+          f"{lines_all:,} (a blanked span's inner lines are cut out)")
     for code, kept in per_rule.most_common():
         print(f"  {code}: {kept:,} non-blank bytes kept when pruning for it alone")
     return 0

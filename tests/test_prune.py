@@ -21,6 +21,10 @@ def _agree(source: bytes, path: str) -> int:
     pruned = prune_module.prune(source, lambda seg: any(r.may_match_segment(seg) for r in active))
     if pruned is not None:
         libcst.parse_module(pruned)  # the engine would silently fall back to a full parse
+        cut = prune_module.prune_file(source, lambda seg, node: any(r.may_match_segment(seg) for r in active))
+        assert cut is not None
+        libcst.parse_module(cut.text)  # with the blanked spans' lines cut out, as the engine parses
+        _maps_back(source, cut)
     full = lint_source(source, path, ALL_RULES, prune=False)
     assert lint_source(source, path, ALL_RULES, prune=True) == full, path
     return len(full)
@@ -49,6 +53,44 @@ def test_pruning_really_blanks_and_keeps_positions(aggressive):
     assert pruned.splitlines()[10] == source.splitlines()[10]
     [diag] = lint_source(source, "x.py", ALL_RULES)
     assert (diag.line, diag.column, diag.code) == (11, 12, "TCL103")
+
+
+def _maps_back(source: bytes, pruned: "prune_module.Pruned") -> None:
+    """Every line of the pruned text that was not blanked is the original line ``Pruned`` maps it to."""
+    original = source.splitlines()
+    for number, line in enumerate(pruned.text.splitlines(), 1):
+        at = pruned.original_line(number)
+        assert not pruned.is_removed(at)
+        assert pruned.pruned_line(at) == number
+        kept = original[at - 1]
+        # each character is the original's in the same column, but for a blanked span's `0` and its padding
+        assert all(char in (kept[c:c + 1], b"0", b" ") for c, char in enumerate(line[i:i + 1] for i in range(len(line)))), \
+            (number, at, line, kept)
+
+
+def test_blanked_lines_are_cut_out_and_mapped_back(aggressive):
+    source = (b"import torch\n\n\ndef unrelated(a,\n               b):\n    x = [1, 2]\n    y = x\n    return y\n\n\n"
+              b"def hazard(t: torch.Tensor):\n    return t.clone().detach()  # noqa: E501\n")
+    pruned = prune_module.prune_file(source, lambda seg, node: any(r.may_match_segment(seg) for r in ALL_RULES))
+    assert pruned is not None and b"x = [1, 2]" not in pruned.text
+    assert pruned.removed == [(7, 8)]  # the body's first line holds `0`; the two after it are gone
+    assert pruned.text.count(b"\n") == source.count(b"\n") - 2
+    assert pruned.original_line(10) == 12 and pruned.pruned_line(12) == 10 and pruned.is_removed(8)
+    _maps_back(source, pruned)
+    [diag] = lint_source(source, "x.py", ALL_RULES)
+    assert (diag.line, diag.column, diag.code) == (12, 12, "TCL103")
+
+
+def test_a_blanked_span_keeps_its_last_line_when_code_follows_it(aggressive):
+    rows = "".join(f"        ({i},\n         {i + 1},\n         {i + 2}),\n" for i in range(6))
+    source = ("import torch\nTABLE = [\n" + rows + "    ]; y = torch.tensor(TABLE).clone().detach()\n").encode()
+    pruned = prune_module.prune_file(source, lambda seg, node: any(r.may_match_segment(seg) for r in ALL_RULES))
+    assert pruned is not None  # each row's first line holds `0`, its second is cut, its third (`),`: the comma follows the span) is kept
+    assert pruned.removed == [(4 + 3 * i, 4 + 3 * i) for i in range(6)], pruned.removed
+    assert pruned.text.count(b"\n           ,\n") == 6  # the tuple ends before the comma: its line stays
+    libcst.parse_module(pruned.text)
+    _maps_back(source, pruned)
+    assert _agree(source, "t.py") == len(lint_source(source, "t.py", ALL_RULES, prune=False))
 
 
 def test_self_attribute_writers_are_kept(aggressive):

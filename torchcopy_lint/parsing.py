@@ -164,17 +164,14 @@ def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan], by_shap
 
 
 def kept_statement_lines(lines: Optional[AstLines], pruned: Pruned) -> Optional[AstLines]:
-    """``lines`` (``ast_statement_lines`` of the original) of the statements ``pruned`` kept, in its lines."""
+    """``lines`` (``ast_statement_lines`` of the original) of the statements ``pruned`` kept, in its lines
+    (at every depth: lines inside a def's blanked body are cut out too)."""
     if lines is None:
         return None
     out: AstLines = []
     for first, keyword, inner in lines:
-        if any(a <= keyword <= b for a, b in pruned.removed):
+        if pruned.is_removed(keyword):
             continue
-        out.append(_shifted((first, keyword, inner), keyword - pruned.pruned_line(keyword)))
+        out.append((pruned.pruned_line(first), pruned.pruned_line(keyword),
+                    kept_statement_lines(inner, pruned) if inner is not None else None))
     return out
-
-
-def _shifted(entry: Tuple[int, int, Optional[list]], delta: int) -> Tuple[int, int, Optional[list]]:
-    first, keyword, inner = entry
-    return first - delta, keyword - delta, [_shifted(e, delta) for e in inner] if inner is not None else None

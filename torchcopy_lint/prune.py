@@ -12,10 +12,12 @@ two functions. Before the LibCST parse, CPython's ``ast`` (C speed) finds
 - inside a large kept statement, the elements of big literal lists/dicts/tuples
   that contain no trigger (the semantic model never looks inside them).
 
-Blanked spans are replaced by text with the same number of lines that ends at the
-same column, so every kept node has exactly the position it has in the full
-file: diagnostics are identical to a full parse (tests/test_prune.py). Pruning is
-for reporting only; ``--fix`` always parses the whole file.
+A blanked span is replaced by text that ends at the same column, and the lines
+inside it are cut out (LibCST would build a node for each blank line: on torch they
+were 232k of the 353k lines it parsed), so every kept node has its column and, mapped
+back through ``Pruned``, its line in the full file: diagnostics are identical to a full
+parse (tests/test_prune.py). ``prune`` keeps every line instead (a text with the
+same positions). Pruning is for reporting only; ``--fix`` always parses the whole file.
 
 The top-level statements the structural prefilter rules out (structure.py: big inert
 statements, a data table) are cut out whole instead, lines and all, so that LibCST never
@@ -55,7 +57,7 @@ def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) ->
     """``source`` with the spans no rule can need blanked; None when pruning does not apply.
 
     ``tree`` is ``source``'s CPython AST when the caller has it already."""
-    pruned = prune_file(source, lambda segment, node: matches(segment), tree)
+    pruned = prune_file(source, lambda segment, node: matches(segment), tree, cut_lines=False)
     return pruned.text if pruned is not None else None
 
 
@@ -69,9 +71,11 @@ class Pruned:
     def __post_init__(self) -> None:
         self._marks: List[int] = [0]  # pruned lines from which ``_shifts`` applies
         self._shifts: List[int] = [0]
+        self._firsts: List[int] = []  # the first original line of each removed range
         for first, last in self.removed:
             self._marks.append(first - self._shifts[-1])
             self._shifts.append(self._shifts[-1] + last - first + 1)
+            self._firsts.append(first)
 
     def original_line(self, line: int) -> int:
         """The original line of a line of ``text``."""
@@ -79,18 +83,19 @@ class Pruned:
 
     def pruned_line(self, line: int) -> int:
         """The line of ``text`` of an original line that was kept."""
-        shift = 0
-        for first, last in self.removed:
-            if first > line:
-                break
-            shift += last - first + 1
-        return line - shift
+        return line - self._shifts[bisect_right(self._firsts, line)]
+
+    def is_removed(self, line: int) -> bool:
+        """Whether the original line ``line`` was cut out."""
+        at = bisect_right(self._firsts, line) - 1
+        return at >= 0 and line <= self.removed[at][1]
 
 
 def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast.Module] = None,
-               drop: Collection[int] = ()) -> Optional[Pruned]:
+               drop: Collection[int] = (), cut_lines: bool = True) -> Optional[Pruned]:
     """``prune``, and the top-level statements of ``tree`` numbered in ``drop`` cut out, whole lines
-    and all (structure.py decides which); None when neither applies. ``matches`` None: cut only."""
+    and all (structure.py decides which); None when neither applies. ``matches`` None: cut only.
+    ``cut_lines``: the lines inside a blanked span are cut out too (``Pruned`` maps lines back)."""
     if source.startswith(b"\xef\xbb\xbf") or not declares_utf8(source):
         return None
     if len(source) < MIN_FILE_SIZE:
@@ -107,7 +112,9 @@ def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast
     lines = source.splitlines(keepends=True)
     if not lines or any(line.endswith(b"\r") and not line.endswith(b"\r\n") for line in lines):
         return None  # old-Mac newlines: ast and LibCST may count lines differently
-    pruner = _Pruner(lines, matches or (lambda segment, node: True))
+    # lines inside a blanked span are cut out too (LibCST builds a node for each blank line), unless the file has
+    # a carriage return: LibCST takes the module's newline from its first line
+    pruner = _Pruner(lines, matches or (lambda segment, node: True), cut_lines=cut_lines and b"\r" not in source)
     removed: List[Tuple[int, int]] = []
     for index, node in enumerate(tree.body):
         if index in drop and not (node.lineno > 1 and lines[node.lineno - 2].rstrip(b"\n").endswith(b"\\")):
@@ -117,7 +124,7 @@ def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast
     del tree
     if not pruner.edits and not removed:
         return None
-    text = pruner.apply(removed)
+    text, removed = pruner.apply(removed)
     if removed and not declares_utf8(text):
         return None  # a coding comment moved up to the first two lines
     return Pruned(text, removed)
@@ -135,9 +142,10 @@ def declares_utf8(source: bytes) -> bool:
 
 
 class _Pruner:
-    def __init__(self, lines: List[bytes], matches: NodeMatcher) -> None:
+    def __init__(self, lines: List[bytes], matches: NodeMatcher, cut_lines: bool = False) -> None:
         self.lines = lines
         self.matches = matches
+        self.cut_lines = cut_lines
         self.edits: List[Edit] = []
 
     def text(self, node: ast.AST, whole_lines: bool = False) -> bytes:
@@ -219,8 +227,12 @@ class _Pruner:
     def blank(self, start_line: int, start_col: int, end_line: int, end_col: int, replacement: bytes) -> None:
         self.edits.append((start_line, start_col, end_line, end_col, replacement))
 
-    def apply(self, removed: Sequence[Tuple[int, int]] = ()) -> bytes:
+    def apply(self, removed: Sequence[Tuple[int, int]] = ()) -> Tuple[bytes, List[Tuple[int, int]]]:
+        """The text with the edits made and the lines of ``removed`` cut out, and the lines cut out (ascending):
+        ``removed`` and, with ``cut_lines``, the lines inside each blanked span of several lines (its first line
+        holds the replacement; its last one stays if code or a comment follows the span on it)."""
         lines = list(self.lines)
+        cut: List[Tuple[int, int]] = list(removed)
         for start_line, start_col, end_line, end_col, replacement in sorted(self.edits, reverse=True):
             first = lines[start_line - 1]
             last = lines[end_line - 1]
@@ -232,10 +244,16 @@ class _Pruner:
             lines[start_line - 1] = first[:start_col] + replacement + newline_first
             for i in range(start_line, end_line - 1):
                 lines[i] = b"\n"
-            lines[end_line - 1] = b" " * end_col + last[end_col:]
-        for first_line, last_line in reversed(removed):
+            rest = last[end_col:]
+            lines[end_line - 1] = b" " * end_col + rest
+            if self.cut_lines:
+                keep_last = bool(rest.strip())
+                if end_line - 1 > start_line or not keep_last:
+                    cut.append((start_line + 1, end_line - 1 if keep_last else end_line))
+        cut.sort()
+        for first_line, last_line in reversed(cut):
             del lines[first_line - 1:last_line]
-        return b"".join(lines)
+        return b"".join(lines), cut
 
 
 def _blocks(node: ast.stmt) -> List[List[ast.stmt]]:
