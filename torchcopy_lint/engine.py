@@ -87,7 +87,7 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type["Rule"]], prun
     with gc_paused():
         try:
             if plan is None and structural:
-                plan = _plan(source, active, remember=reparser is not None)
+                plan = _plan(source, active, reparser)
                 active = [r for r in active if r.code in plan.codes]
                 if not active:
                     return []  # no rule can fire: LibCST is not even imported
@@ -108,9 +108,11 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type["Rule"]], prun
         return diagnostics
 
 
-def _plan(source: Source, active: Sequence[Type["Rule"]], remember: bool = False) -> Plan:
+def _plan(source: Source, active: Sequence[Type["Rule"]], reparser: Optional["Reparser"] = None) -> Plan:
     """The structural prefilter's plan for ``source``; every rule (and no drop) when CPython rejects it.
-    ``remember``: an editor's buffer (the shapes of its unchanged statements are re-used)."""
+    ``reparser``: an editor's buffer's (its CPython tree is compiled again only where an edit changed
+    it, and the shapes of its unchanged statements are re-used)."""
     codes = frozenset(r.code for r in active)
-    tree = cpython_tree(source)  # raises TooDeeplyNested
-    return structural_plan(tree, source, codes, remember) if tree is not None else Plan(codes)
+    tree = reparser.cpython_tree(source) if reparser is not None and isinstance(source, bytes) \
+        else cpython_tree(source)  # raises TooDeeplyNested
+    return structural_plan(tree, source, codes, reparser is not None) if tree is not None else Plan(codes)

@@ -28,6 +28,7 @@ from libcst._parser.detect_config import convert_to_utf8  # private, as position
 from libcst._parser.types.config import PartialParserConfig
 
 from .cst_parse import parse_module
+from .incremental_ast import IncrementalTree
 from .walk import block_paths
 
 Source = Union[str, bytes]
@@ -56,6 +57,11 @@ class Reparser:
     def __init__(self) -> None:
         self._chunks: Dict[Tuple[str, bool], List[Chunk]] = {}
         self.reused = self.parsed = 0  # chunk counts of the last parse (for tests and benchmarks)
+        self.trees = IncrementalTree()  # CPython's tree of the document's versions (incremental_ast.py)
+
+    def cpython_tree(self, source: bytes) -> Optional[ast.Module]:
+        """``precheck.cpython_tree(source)``, compiling only what changed since the last version."""
+        return self.trees.tree(source)
 
     def parse(self, source: Source, tree: Optional[ast.Module]) -> cst.Module:
         """``cst.parse_module(source)`` (same tree, same exceptions); ``tree`` is CPython's AST of
