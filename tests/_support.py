@@ -20,6 +20,19 @@ def fixture_inputs() -> List[Path]:
     )
 
 
+def real_files(extra: List[Path] = (), optim: int = 25, modules: int = 15) -> List[Path]:
+    """Real code to edit: the fixture inputs, ``extra``, and the first ``optim``/``modules`` files of the installed
+    torch's ``optim`` and ``nn/modules`` (read as text, never imported; none when torch is absent)."""
+    import importlib.util
+
+    paths = fixture_inputs() + list(extra)
+    torch = importlib.util.find_spec("torch")
+    if torch is not None:
+        base = Path(torch.submodule_search_locations[0])
+        paths += sorted((base / "optim").glob("*.py"))[:optim] + sorted((base / "nn" / "modules").glob("*.py"))[:modules]
+    return paths
+
+
 def run_cli(*args: str, cwd=None, input_bytes: bytes = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     return subprocess.run(

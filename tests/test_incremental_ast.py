@@ -4,7 +4,6 @@ whole compile's tree: the same nodes, lines and columns, and the same verdict on
 from __future__ import annotations
 
 import ast
-import importlib.util
 import random
 from pathlib import Path
 from typing import List, Optional
@@ -17,9 +16,7 @@ from torchcopy_lint.precheck import TooDeeplyNested, cpython_tree
 from torchcopy_lint.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 
-from _support import ROOT, fixture_inputs
-
-TORCH = importlib.util.find_spec("torch")
+from _support import ROOT, real_files
 
 
 def _dump(tree: Optional[ast.Module]) -> Optional[str]:
@@ -41,11 +38,7 @@ def _incremental(trees: IncrementalTree, source: bytes) -> Optional[str]:
 
 
 def _files() -> List[Path]:
-    paths = fixture_inputs() + sorted((ROOT / "torchcopy_lint").glob("*.py"))
-    if TORCH is not None:
-        base = Path(TORCH.submodule_search_locations[0])
-        paths += sorted((base / "optim").glob("*.py"))[:20] + sorted((base / "nn" / "modules").glob("*.py"))[:12]
-    return paths
+    return real_files(sorted((ROOT / "torchcopy_lint").glob("*.py")), optim=20, modules=12)
 
 
 _LETTERS, _OTHERS = b"abcdefghijklmnop", b"qrstuvwxyz"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from pathlib import Path
 from typing import List
@@ -16,9 +15,8 @@ from torchcopy_lint import walk
 from torchcopy_lint.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 
-from _support import ROOT, fixture_inputs
+from _support import ROOT, real_files
 
-TORCH = importlib.util.find_spec("torch")
 
 
 def _same_tree(reparser: Reparser, source: bytes) -> bool:
@@ -63,11 +61,7 @@ def _edits(source: bytes, rng: random.Random, count: int) -> List[bytes]:
 
 
 def _real_files() -> List[Path]:
-    paths = fixture_inputs() + sorted((ROOT / "examples").glob("*.py"))
-    if TORCH is not None:
-        base = Path(TORCH.submodule_search_locations[0])
-        paths += sorted((base / "optim").glob("*.py"))[:25] + sorted((base / "nn" / "modules").glob("*.py"))[:15]
-    return paths
+    return real_files(sorted((ROOT / "examples").glob("*.py")))
 
 
 def test_first_parse_and_random_edits_give_the_full_parse():
