@@ -11,7 +11,7 @@ import ast
 from typing import List, Set
 
 from .function_values import FUNCTIONS
-from .shapes import Shape, shape_of
+from .shapes import ALIAS_JOINS, Shape, shape_of
 
 #: The aliasing rules: each reports a hazard on one flow scope's graph (semantic/storage.py ``hazard``: the alias
 #: made, its storage written in place, read), so the tokens of their joins (``resolved``) must meet in one scope.
@@ -61,8 +61,8 @@ def scope_groups(tree: ast.Module, shapes: List[Shape], scoped: bool) -> List[Se
     return groups
 
 
-#: The keyed tokens of an alias (shapes.py; ``_JOINS``), and those a join reads besides (a write, a step).
-_ALIAS_PREFIXES = tuple(kind + ":" for kind in ("kept", "listmul", "detach_alias", "bridge"))
+#: The keyed tokens of an alias (shapes.ALIAS_JOINS), and those a join reads besides (a write, a step).
+_ALIAS_PREFIXES = tuple(kind + ":" for kind in ALIAS_JOINS)
 _JOINED_PREFIXES = _ALIAS_PREFIXES + ("written:", "method:step")
 #: Header parts that hold no call, no operator and no walrus: no alias and no write.
 _PLAIN_EXPRESSIONS = (ast.Name, ast.Attribute, ast.Constant)

@@ -77,6 +77,12 @@ class Shape:
     imported: FrozenSet[str] = frozenset()
 
 
+#: The keyed tokens of an alias (``kept:W`` ...), and the token a write of its storage (``written:W``) joins them
+#: into (structure.resolved; scope_groups.py reads them too).
+ALIAS_JOINS = {"kept": "kept_written", "listmul": "listmul_written", "detach_alias": "detach_written",
+               "bridge": "bridge_written"}
+
+
 def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, as_method: bool = False) -> Shape:
     """Walk ``statement`` once (iteratively: no recursion limit); ``aliases`` collects local import
     names -> the name they import (``import a.b as c``: c -> b; ``from m import x as y``: y -> x).

@@ -35,7 +35,7 @@ from .arguments import UNLESS, followed
 from .training import PLACED_CALLS
 from .codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
                     compile_trigger)
-from .shapes import Shape, shape_of
+from .shapes import ALIAS_JOINS, Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
 #: The names a file binds anywhere, and those it imports (shapes.Shape.bound/imported, all statements together).
@@ -115,7 +115,7 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
                 extra.add(f"{kind}:{aliases[local]}")
             continue
         kind, colon, key = token.partition(":")
-        joined = _JOINS.get(kind) if colon else None
+        joined = ALIAS_JOINS.get(kind) if colon else None
         if joined is None:
             if len(plain) < _PLAIN_MAX:
                 plain.add(token)  # neither held, nor an alias's call, nor a join's: skipped at once next time
@@ -134,9 +134,6 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
 _PLAIN_TOKENS: Set[str] = set()
 _PLAIN_MAX = 200_000
 
-#: shapes.py's keyed tokens of an alias, and the token a write of its storage joins them into.
-_JOINS = {"kept": "kept_written", "listmul": "listmul_written", "detach_alias": "detach_written",
-          "bridge": "bridge_written"}
 
 
 def can_fire(code: str, tokens: Set[str]) -> bool:
