@@ -141,7 +141,17 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold
     lines = kept_statement_lines(full_lines, pruned) if pruned is not None and pruned.removed else full_lines
     moved = pruned if pruned is not None and pruned.removed else None
-    return ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
+    parsed = ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
+    if pruned is not None and pruned.blanked and any(
+            v.fix is not None and pruned.reaches_blanked(parsed.position(v.fix.target).start.line,
+                                                         parsed.position(v.fix.target).end.line)
+            for v in violations):
+        # a fix whose target holds a blanked span (`torch.tensor([<a big table>]).to(d)`, TCL116) would print the
+        # blanks: it is built from the whole source
+        module = parse_module(source)
+        violations = run_rules(module, active, path, project, source=source)
+        parsed = ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, full_lines))
+    return parsed
 
 
 _DATA_WRITE_RULES = ("TCL104", "TCL119")

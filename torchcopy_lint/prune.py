@@ -50,6 +50,7 @@ _SELF_WRITE = re.compile(
     rb"|self\s*\.\s*\w+\s*\[[^\n]*?\]\s*=(?!=)"  # item stores: what a self.x mapping holds
     rb"|register_(?:buffer|parameter)"
 )
+_END = float("inf")
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
@@ -63,10 +64,12 @@ def prune(source: bytes, matches: Matcher, tree: Optional[ast.Module] = None) ->
 
 @dataclass
 class Pruned:
-    """A pruned text, and the lines of the original cut out of it (first, last; 1-based, ascending)."""
+    """A pruned text, the lines of the original cut out of it (first, last; 1-based, ascending), and the lines of
+    the original spans blanked in it (a node that reaches into one prints differently from the file's)."""
 
     text: bytes
     removed: List[Tuple[int, int]] = field(default_factory=list)
+    blanked: List[Tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._marks: List[int] = [0]  # pruned lines from which ``_shifts`` applies
@@ -84,6 +87,12 @@ class Pruned:
     def pruned_line(self, line: int) -> int:
         """The line of ``text`` of an original line that was kept."""
         return line - self._shifts[bisect_right(self._firsts, line)]
+
+    def reaches_blanked(self, first: int, last: int) -> bool:
+        """Whether original lines ``first``..``last`` hold a line of a blanked span (spans are disjoint: sorted by
+        their first lines, their last lines ascend too)."""
+        at = bisect_right(self.blanked, (last, _END)) - 1  # the last span starting at or before ``last``
+        return at >= 0 and self.blanked[at][1] >= first
 
     def is_removed(self, line: int) -> bool:
         """Whether the original line ``line`` was cut out."""
@@ -127,7 +136,7 @@ def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast
     text, removed = pruner.apply(removed)
     if removed and not declares_utf8(text):
         return None  # a coding comment moved up to the first two lines
-    return Pruned(text, removed)
+    return Pruned(text, removed, sorted((edit[0], edit[2]) for edit in pruner.edits))
 
 
 def declares_utf8(source: bytes) -> bool:
