@@ -234,7 +234,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
                "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
                + "(?:detach|data)", IN_PLACE_WRITE),
     # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
-    "TCL116": (CREATION_CALL, CAST_AFTER_CALL),
+    # (the conversion first: one pass over the text, where CREATION_CALL makes 9)
+    "TCL116": (CAST_AFTER_CALL, CREATION_CALL),
     # a conversion call, and a call's closing parenthesis followed by `.detach(`.
     "TCL117": (CAST_CALL, DETACH_AFTER_CALL),
     # `.clone(` and a conversion call right after a call.
