@@ -180,7 +180,8 @@ def main(argv=None) -> int:
           f"{result['open_ms']:.0f} ms (includes the worker's start)")
     print(f"didChange -> publishDiagnostics, isolated edits: median {iso['median_ms']:.1f} ms "
           f"(p90 {iso['p90_ms']:.1f}, min {iso['min_ms']:.1f}, max {iso['max_ms']:.1f}, n={iso['n']}) "
-          f"target <= 100 ms: {'met' if iso['median_ms'] <= 100 else 'NOT met'}")
+          f"editor target <= 100 ms: {'met' if iso['median_ms'] <= 100 else 'NOT met'}; issue 19's <= 50 ms: "
+          f"{'met' if iso['median_ms'] <= 50 else 'NOT met'}")
     inside, outside = result["isolated_worker"], result["isolated_outside_worker"]
     if inside:
         print(f"  of which in the worker (lint + IPC, the server's log): median {inside['median_ms']:.1f} ms; "
