@@ -142,3 +142,14 @@ def test_the_engine_with_a_document_reparser_reports_as_without():
         assert lint_source(version, "doc.py", ALL_RULES, prune=False, reparser=reparser) == \
             lint_source(version, "doc.py", ALL_RULES, prune=False)
     assert reparser.trees.compiled_lines < len(lines)
+
+
+def test_a_big_text_is_compiled_whole_and_its_tree_not_kept(monkeypatch):
+    import torchcopy_lint.incremental_ast as incremental
+
+    monkeypatch.setattr(incremental, "KEEP_MAX", len(HEAD) - 1)
+    trees = IncrementalTree()
+    trees.tree(HEAD)
+    assert trees._tree is None
+    edited = HEAD.replace(b"return t.clone()", b"return t.detach()")
+    assert _dump(trees.tree(edited)) == _whole(edited) and trees.compiled_lines == len(edited.splitlines())

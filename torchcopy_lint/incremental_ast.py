@@ -21,7 +21,8 @@ the tree a whole compile gives:
 Anything else (another line count, carriage returns or form feeds, a ``__future__`` import in a
 region, a file not in UTF-8, a region CPython rejects alone, regions over half the file: shifting
 their nodes costs more than compiling) compiles the whole text as before, which also gives every
-error its usual verdict. tests/test_incremental_ast.py compares with whole compiles on random edits
+error its usual verdict. A text over ``KEEP_MAX`` bytes is compiled whole and its tree not kept (memory: the
+server keeps one per open document). tests/test_incremental_ast.py compares with whole compiles on random edits
 of real files.
 """
 
@@ -33,6 +34,11 @@ from typing import List, Optional, Tuple
 
 from .precheck import cpython_tree
 from .prune import declares_utf8
+
+
+#: Bytes of text above which a version's tree is not kept: CPython's tree takes ~80 bytes of memory per byte of
+#: source (a 3 MB data file: ~235 MB), and the server keeps a tree per open document.
+KEEP_MAX = 1_000_000
 
 
 class IncrementalTree:
@@ -51,8 +57,10 @@ class IncrementalTree:
             self._lines = self._tree = None
             self.compiled_lines = len(lines)
             found = cpython_tree(source)
-        if found is not None:
+        if found is not None and len(source) <= KEEP_MAX:
             self._lines, self._tree = lines, found
+        else:
+            self._lines = self._tree = None
         return found
 
     def _incremental(self, source: bytes, lines: List[bytes]) -> Optional[ast.Module]:
