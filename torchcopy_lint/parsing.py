@@ -12,7 +12,7 @@ were cut out. ``--fix`` uses ``parse``, which never prunes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Tuple, Type, Union
+from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Type, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -132,26 +132,30 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
         module = reparser.parse(source, tree) if reparser is not None else parse_module(source)
     violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source,
                            original_line=pruned.original_line if pruned is not None else None)
-    if pruned is not None and any(v.fix is not None and isinstance(v.fix.target, cst.Module) for v in violations):
-        # a fix that rewrites the whole module (TCL109's, which adds `import copy`) is built from the whole source
-        pruned, module = None, parse_module(source)
-        violations = run_rules(module, active, path, project, source=source)
     if not violations:
         return ParsedFile(module, violations, [])
     # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold
     lines = kept_statement_lines(full_lines, pruned) if pruned is not None and pruned.removed else full_lines
     moved = pruned if pruned is not None and pruned.removed else None
     parsed = ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, lines), moved)
-    if pruned is not None and pruned.blanked and any(
-            v.fix is not None and pruned.reaches_blanked(parsed.position(v.fix.target).start.line,
-                                                         parsed.position(v.fix.target).end.line)
-            for v in violations):
-        # a fix whose target holds a blanked span (`torch.tensor([<a big table>]).to(d)`, TCL116) would print the
-        # blanks: it is built from the whole source
+    if pruned is not None and any(v.fix is not None and _prints_pruned(v.fix.target, parsed, pruned)
+                                  for v in violations):
+        # such a fix is built from the whole source
         module = parse_module(source)
         violations = run_rules(module, active, path, project, source=source)
-        parsed = ParsedFile(module, violations, _decode_lines(source, module), statement_starts(module, full_lines))
+        parsed = ParsedFile(module, violations, _decode_lines(source, module) if violations else [],
+                            statement_starts(module, full_lines))
     return parsed
+
+
+def _prints_pruned(target: cst.CSTNode, parsed: ParsedFile, pruned: Pruned) -> bool:
+    """Whether a fix of ``target``, built from the pruned parse, would print what pruning left out: TCL109's,
+    which rewrites the whole module (it adds `import copy`), or one whose target holds a blanked span
+    (`torch.tensor([<a table over 16 KB>]).to(device)`, TCL116: its rows are `0`s in the pruned text)."""
+    if isinstance(target, cst.Module):
+        return True
+    where = parsed.position(target)
+    return pruned.reaches_blanked(where.start.line, where.end.line)
 
 
 _DATA_WRITE_RULES = ("TCL104", "TCL119")
