@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from _support import ROOT
+from _support import ROOT, run_cli
 
 HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
 FOUND = "TCL103 [*] `.clone().detach()`"
@@ -251,3 +251,22 @@ def test_ctrl_c_stops_promptly_without_temporary_files(tmp_path, jobs):
     assert b"Traceback" not in stderr
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchcopy-lint-")]
     _assert_whole(sources)
+
+
+def test_the_compilers_warnings_about_a_linted_file_are_not_printed(tmp_path):
+    """`"\\d"` makes CPython warn while compiling (a DeprecationWarning; a SyntaxWarning printed as
+    `<unknown>:2: SyntaxWarning: ...` from 3.12): about the user's file, not this tool's to print."""
+    import warnings
+
+    from torchcopy_lint.precheck import cpython_tree
+    from torchcopy_lint.semantic.summaries import summarize
+
+    source = b'import torch\nx = "\\d"\ny = torch.tensor(torch.zeros(2))\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cpython_tree(source) is not None
+        summarize(source)
+    assert caught == []
+    (tmp_path / "w.py").write_bytes(source)
+    result = run_cli("--no-cache", str(tmp_path / "w.py"))
+    assert result.returncode == 1 and b"Warning" not in result.stderr, result.stderr

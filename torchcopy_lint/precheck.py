@@ -24,6 +24,7 @@ import gc
 import re
 import sys
 import threading
+import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Tuple, TypeVar, Union
 
@@ -111,6 +112,15 @@ class TooDeeplyNested(SyntaxError):
     """CPython's parser gives up on the nesting: LibCST's must never see the file."""
 
 
+@contextmanager
+def compiler_warnings_ignored() -> Iterator[None]:
+    """CPython's warnings about the code it compiles (an invalid escape ``"\\d"``: a SyntaxWarning from 3.12), which
+    it prints as ``<unknown>:2: SyntaxWarning: ...``: about the linted file, and not this tool's to print."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def cpython_tree(source: Union[str, bytes], path: str = "<unknown>") -> Optional[ast.Module]:
     """CPython's AST of ``source``, or None for a syntax error LibCST is left to judge.
 
@@ -119,7 +129,9 @@ def cpython_tree(source: Union[str, bytes], path: str = "<unknown>") -> Optional
     if limit > _CPYTHON_LIMIT:  # up to 3.11 the AST depth limit scales with it
         sys.setrecursionlimit(_CPYTHON_LIMIT)
     try:
-        tree = compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        with compiler_warnings_ignored():
+            tree = compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                           dont_inherit=True)
     except SyntaxError as error:
         if any(text in (error.msg or "") for text in _TOO_DEEP):
             raise _too_deep(error.msg, error.lineno or 1, error.offset or 1) from None
@@ -150,7 +162,8 @@ def syntax_error_diagnostic(path: str, error: Exception, source: Optional[Union[
     message = getattr(error, "message", None) or str(error).splitlines()[0]
     if source is not None:
         try:
-            compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+            with compiler_warnings_ignored():
+                compile(source, path, "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
         except SyntaxError as cpython:
             line, column = cpython.lineno or line, cpython.offset or column
             message = cpython.msg

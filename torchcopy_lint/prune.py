@@ -32,6 +32,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Collection, List, Optional, Sequence, Tuple
 
+from .precheck import compiler_warnings_ignored
+
 Matcher = Callable[[bytes], bool]
 NodeMatcher = Callable[[bytes, ast.AST], bool]  # a segment's text and its node (structure.py refines by shape)
 Edit = Tuple[int, int, int, int, bytes]  # start line, start col, end line, end col (1-based lines, byte cols)
@@ -115,7 +117,8 @@ def prune_file(source: bytes, matches: Optional[NodeMatcher], tree: Optional[ast
         return None
     if tree is None:
         try:
-            tree = ast.parse(source)
+            with compiler_warnings_ignored():
+                tree = ast.parse(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None  # the LibCST parse reports it
     lines = source.splitlines(keepends=True)

@@ -13,6 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
+from ..precheck import compiler_warnings_ignored
+
 class _Pending:
     """An entry not summarized yet: how to, from what."""
 
@@ -56,14 +58,16 @@ class Located:
         """The definition's ``ast``: its lines parsed alone (inside ``if 1:`` when indented), else the module's."""
         segment = self.text.lines(self.first, self.last)
         try:
-            tree = ast.parse(b"if 1:\n" + segment if self.column else segment)
+            with compiler_warnings_ignored():
+                tree = ast.parse(b"if 1:\n" + segment if self.column else segment)
             node = tree.body[0].body[0] if self.column else tree.body[0]  # type: ignore[attr-defined]
             if isinstance(node, _DEFINITIONS):
                 return node
         except (SyntaxError, ValueError, UnicodeDecodeError, MemoryError, OverflowError, IndexError, AttributeError):
             pass  # an encoding declaration, a line continued from the one before: the whole module
         try:
-            tree: Optional[ast.AST] = ast.parse(self.text.source)
+            with compiler_warnings_ignored():
+                tree: Optional[ast.AST] = ast.parse(self.text.source)
         except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
             tree = None
         for stmt in ast.walk(tree) if tree is not None else ():

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ..precheck import compiler_warnings_ignored
 from .lazy import LazyEntries, Text
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
 
@@ -58,7 +59,8 @@ def summarize(source: bytes) -> Dict[str, Any]:
 
 def _tree(source: bytes) -> Optional[ast.Module]:
     try:
-        return ast.parse(source)
+        with compiler_warnings_ignored():
+            return ast.parse(source)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
         return None
 
