@@ -123,8 +123,7 @@ class Settings:
 
     def codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
         """The codes enabled for ``path``: the layers, then ``per-file-ignores``."""
-        local = self.for_path(path)
-        return local.own_codes_for(path, all_codes) if local is not self else self.own_codes_for(path, all_codes)
+        return self.for_path(path).own_codes_for(path, all_codes)
 
     def own_codes_for(self, path: str, all_codes: Sequence[str] = RULE_CODES) -> FrozenSet[str]:
         """``codes_for`` by these settings themselves (``path``'s own, from ``for_path``/``for_file``)."""
