@@ -121,6 +121,16 @@ def compiler_warnings_ignored() -> Iterator[None]:
         yield
 
 
+def parsed_or_none(source: Union[str, bytes]) -> Optional[ast.Module]:
+    """``ast.parse(source)`` without the compiler's warnings, None when it cannot be parsed: how the project index
+    reads a module (its summary, a definition) that it only needs when it parses."""
+    try:
+        with compiler_warnings_ignored():
+            return ast.parse(source)
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
+        return None
+
+
 def cpython_tree(source: Union[str, bytes], path: str = "<unknown>") -> Optional[ast.Module]:
     """CPython's AST of ``source``, or None for a syntax error LibCST is left to judge.
 

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from ..precheck import compiler_warnings_ignored
+from ..precheck import compiler_warnings_ignored, parsed_or_none
 
 class _Pending:
     """An entry not summarized yet: how to, from what."""
@@ -65,11 +65,7 @@ class Located:
                 return node
         except (SyntaxError, ValueError, UnicodeDecodeError, MemoryError, OverflowError, IndexError, AttributeError):
             pass  # an encoding declaration, a line continued from the one before: the whole module
-        try:
-            with compiler_warnings_ignored():
-                tree: Optional[ast.AST] = ast.parse(self.text.source)
-        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
-            tree = None
+        tree = parsed_or_none(self.text.source)
         for stmt in ast.walk(tree) if tree is not None else ():
             if isinstance(stmt, _DEFINITIONS) and (stmt.lineno, stmt.col_offset) == (self.line, self.column):
                 return stmt

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List
 
-from ..precheck import compiler_warnings_ignored
+from ..precheck import parsed_or_none
 from .facts import UNKNOWN, annotation, bound_names, dotted, target_names
 from .summaries import _record_factory, class_bases, decorators, empty_summary, import_bindings, signature, walk_statements
 
@@ -29,10 +29,8 @@ _VAGUE = frozenset("""Union Optional Any Iterator Iterable Generator AsyncIterat
 
 def summarize_library(source: bytes) -> Dict[str, Any]:
     """The annotation-only summary of an installed module's source; empty when it does not parse."""
-    try:
-        with compiler_warnings_ignored():
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
+    tree = parsed_or_none(source)
+    if tree is None:
         return empty_summary()
     try:
         return _module(tree)

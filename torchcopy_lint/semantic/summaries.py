@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..precheck import compiler_warnings_ignored
+from ..precheck import parsed_or_none
 from .lazy import LazyEntries, Text
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
 
@@ -48,21 +48,13 @@ def empty_summary() -> Dict[str, Any]:
 
 def summarize(source: bytes) -> Dict[str, Any]:
     """The summary of a module's source; an empty one when it does not parse."""
-    tree = _tree(source)
+    tree = parsed_or_none(source)
     if tree is None:
         return empty_summary()
     try:
         return _ModuleSummarizer(Text(source)).run(tree)
     except RecursionError:
         return empty_summary()
-
-
-def _tree(source: bytes) -> Optional[ast.Module]:
-    try:
-        with compiler_warnings_ignored():
-            return ast.parse(source)
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OverflowError):
-        return None
 
 
 def from_json(summary: Dict[str, Any], source: bytes) -> Dict[str, Any]:
@@ -74,7 +66,7 @@ def from_json(summary: Dict[str, Any], source: bytes) -> Dict[str, Any]:
 
     def fresh(key_name: Tuple[str, str]) -> Dict[str, Any]:
         if not parsed:
-            tree = _tree(source)
+            tree = parsed_or_none(source)
             parsed.append(_ModuleSummarizer(Text(source)).run(tree) if tree is not None else None)
         again = parsed[0]
         key, name = key_name
