@@ -13,6 +13,11 @@ repeat alternating with ``ruff check --select ALL --no-cache --isolated --extend
 stubs; ruff pinned, ``--ruff-version``, in its own virtualenv), so drift in the machine's load
 hits both alike; the ratio of the medians is printed. Warm: the same command after one untimed
 run filled the cache dir. Also printed: how many files pass torchcopy-lint's text prefilter.
+
+``--floor`` adds the findings-only floor: torchcopy-lint cold on *only* the files that hold a finding
+(those one JSON run reports), alternating with ruff on all the files. It is what a perfect, free
+prefilter would leave (every other file skipped at no cost): the least a linter whose rules run on
+LibCST must spend. Where it is over ruff's whole run, no prefilter can bring the full run to ruff.
 """
 from __future__ import annotations
 
@@ -158,6 +163,44 @@ def prepare_ruff(args, report: dict) -> str | None:
         return None
 
 
+def files_with_findings(linter: str, paths: list[str], args) -> list[str]:
+    """The files one cold JSON run reports a finding in (sorted)."""
+    d = tempfile.mkdtemp(prefix="tcl-bench-floor-")
+    try:
+        p = subprocess.run([linter, "--cache-dir", d, "--output-format", "json", *jobs_flag(args),
+                            *select_flag(args), *paths], capture_output=True, check=False, env=BENCH_ENV,
+                           cwd=tempfile.gettempdir(), timeout=args.linter_timeout)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    if p.returncode not in LINTER_OK:
+        raise RuntimeError(f"torchcopy-lint exited {p.returncode}: {p.stderr[-300:]!r}")
+    return sorted({d["path"] for d in json.loads(p.stdout) if d["code"].startswith("TCL1")})
+
+
+def measure_floor(linter: str, ruff: str | None, paths: list[str], args, corpus: dict) -> dict:
+    """torchcopy-lint cold on the files with findings only, alternating with ruff on every file."""
+    found = files_with_findings(linter, paths, args)
+    log(f"findings-only floor: {len(found)} files hold a finding; linting only them, alternating with ruff ...")
+    tcl_runs, ruff_runs = [], []
+    for i in range(args.repeats):
+        r = linter_cold(linter, found, args)
+        tcl_runs.append(r)
+        log(f"  torchcopy-lint cold, files with findings only #{i + 1}: {r['wall_s']:.2f} s (rc {r['rc']})")
+        if ruff:
+            r = ruff_run(ruff, paths, args)
+            ruff_runs.append(r)
+            log(f"  ruff --select ALL, all files #{i + 1}: {r['wall_s']:.2f} s (rc {r['rc']})")
+    lines = 0
+    for path in found:
+        with open(path, "rb") as fh:
+            lines += fh.read().count(b"\n")
+    res = {"torchcopy_lint_floor": summarize(tcl_runs, {"files": len(found), "lines": lines}, LINTER_OK)}
+    res["torchcopy_lint_floor"]["files"] = len(found)
+    if ruff:
+        res["ruff_beside_floor"] = summarize(ruff_runs, corpus, LINTER_OK)
+    return res
+
+
 def measure(args, linter: str | None, ruff: str | None, corpus: dict, filelist: str) -> dict:
     paths = corpus["paths"]
     with open(filelist) as fh:
@@ -167,6 +210,8 @@ def measure(args, linter: str | None, ruff: str | None, corpus: dict, filelist: 
     if linter:
         results.update(measure_warm(linter, paths, args, corpus))
         results["torchcopy_lint_prefilter"] = prefilter_stats(filelist)
+        if args.floor:
+            results.update(measure_floor(linter, ruff, paths, args, corpus))
     return results
 
 
@@ -181,6 +226,11 @@ def rows(results: dict, args, report: dict) -> list[list[str]]:
         version = (report["meta"].get("ruff_env") or {}).get("ruff")
         r0 = rf["runs"][0] if rf["runs"] else {}
         out.append(row(f"ruff {version} --select ALL", rf, f"{r0.get('diagnostics', 0):,} diags, no cache"))
+    floor = results.get("torchcopy_lint_floor")
+    if floor is not None:
+        out.append(row(f"torchcopy-lint cold, {floor['files']} files with findings", floor, "findings-only floor"))
+    if results.get("ruff_beside_floor") is not None:
+        out.append(row("ruff --select ALL (beside the floor)", results["ruff_beside_floor"], "all files"))
     return out
 
 
@@ -200,6 +250,11 @@ def summary(results: dict, args, report: dict) -> None:
         ratios["tcl_cold_cpu_over_ruff_cpu"] = cold["cpu_s_median"] / rf["cpu_s_median"]
         print(f"  torchcopy-lint cold / ruff, CPU time of the process trees: "
               f"{ratios['tcl_cold_cpu_over_ruff_cpu']:.2f}x (less disturbed by other load than wall time)")
+    floor_ratio = ratio(results.get("torchcopy_lint_floor"), results.get("ruff_beside_floor"))
+    if floor_ratio is not None:
+        ratios["tcl_floor_over_ruff"] = floor_ratio
+        print(f"  findings-only floor (torchcopy-lint on only the files with findings) / ruff on all files: "
+              f"{floor_ratio:.2f}x" + (" -- no prefilter can bring the full run to ruff" if floor_ratio > 1 else ""))
     if ratios["tcl_warm_over_cold"] is not None:
         print(f"  torchcopy-lint warm / cold: {ratios['tcl_warm_over_cold']:.2f}x")
     if cold and "wall_s_median" in cold:
@@ -224,6 +279,8 @@ def print_footnote() -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = add_args(argparse.ArgumentParser(description=__doc__.split("\n\n")[0]), "corpus", "linter", "ruff")
     ap.add_argument("--skip-ruff", action="store_true")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time torchcopy-lint on only the files that hold a finding (alternating with ruff)")
     ap.add_argument("--select", default=None,
                     help="rules for torchcopy-lint (its --select; default: its default rules), e.g. TCL101,...,TCL115")
     args = ap.parse_args(argv)
