@@ -248,7 +248,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--python", default=None, help="interpreter that runs the linter (default: this one)")
     ap.add_argument("--template", action="store_true", help="print TSV rows for unlabelled diagnostics")
     ap.add_argument("--out", type=Path, default=None, help="report directory (default: <cache>/precision)")
-    ap.add_argument("--select", default=None, help="the linter's --select (default: its default selection)")
+    ap.add_argument("--select", default="ALL",
+                    help="the linter's --select (default: ALL, the opt-in TCL119 too: labels.tsv labels its sites; "
+                         "under the default selection its recall would read 0)")
     ap.add_argument("--file-timeout", default=None, help="the linter's --file-timeout (0: none, for a loaded machine)")
     args = ap.parse_args(argv)
 
