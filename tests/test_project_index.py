@@ -492,3 +492,79 @@ def test_a_function_too_deep_to_summarize_keeps_its_signature(monkeypatch):
     monkeypatch.setattr(summaries, "_function_summary", deep)
     made = summaries.summarize(LAZY_MODULE)["functions"]["make"]
     assert made["params"] == real(ast.parse(LAZY_MODULE).body[2], method=False)["params"] and made["ret"] == []
+
+
+# --- the linted file's own star imports ---------------------------------------------------------------
+
+_STAR_USER = (
+    "{imports}\n\n"
+    "def step(n):\n"
+    "    label = torch.ones(n, 1).long()\n"
+    "    return label\n"
+)
+
+
+def _star_codes(root: Path, name: str = "train.py") -> list:
+    from torchcopy_lint.codes import DEFAULT_CODES
+    from torchcopy_lint.runner import _lint_bytes
+
+    path = root / name
+    return [d.code for d in _lint_bytes(path.read_bytes(), str(path), frozenset(DEFAULT_CODES))]
+
+
+@pytest.mark.parametrize("files, flagged", [
+    # yolov5's `from models.common import *`: torch comes from the starred module's own import
+    ({"common.py": "import torch\nimport torch.nn as nn\n", "train.py": "from common import *"}, True),
+    # through a package whose __init__ stars a module of its own
+    ({"pkg/__init__.py": "from .core import *\n", "pkg/core.py": "import torch\n", "train.py": "from pkg import *"},
+     True),
+    # a relative star in a package
+    ({"app/__init__.py": "", "app/base.py": "import torch\n", "app/train.py": "from .base import *"}, True),
+    # an __all__ says what a star exports: not read here, so nothing is told
+    ({"common.py": "import torch\n__all__ = ['x']\nx = 1\n", "train.py": "from common import *"}, False),
+    # the file binds the name itself
+    ({"common.py": "import torch\n", "train.py": "from common import *\ntorch = None"}, False),
+    ({"common.py": "import torch\n", "train.py": "from common import *\ndef run(torch):\n    return torch"}, False),
+    # two starred modules bind it differently, or one binds it to a value
+    ({"a.py": "import torch\n", "b.py": "import numpy as torch\n", "train.py": "from a import *\nfrom b import *"},
+     False),
+    ({"common.py": "torch = object()\n", "train.py": "from common import *"}, False),
+    # a try/except fallback binds it two ways
+    ({"common.py": "try:\n    import torch\nexcept ImportError:\n    torch = None\n", "train.py": "from common import *"},
+     False),
+    # a star of a module outside the project may bind anything
+    ({"common.py": "import torch\n", "train.py": "from common import *\nfrom somewhere_else import *"}, False),
+    # a private name is not exported by a star
+    ({"common.py": "import torch as _torch\n", "train.py": "from common import *\ntorch = _torch"}, False),
+])
+def test_names_from_the_linted_files_star_imports(tmp_path: Path, files: Dict[str, str], flagged: bool):
+    user = next(name for name in files if name.endswith("train.py"))
+    files = {**files, user: _STAR_USER.format(imports=files[user]), "setup.py": ""}
+    root = write_tree(tmp_path / "proj", files)
+    assert _star_codes(root, user) == (["TCL116"] if flagged else [])
+
+
+def test_star_resolution_is_recorded_as_a_dependency(tmp_path: Path):
+    root = write_tree(tmp_path / "proj", {"setup.py": "", "common.py": "import torch\n",
+                                          "train.py": _STAR_USER.format(imports="from common import *")})
+    index = ProjectIndex.for_path(str(root / "train.py"))
+    assert index.star_name(("common",), "torch") == "torch"
+    assert index.star_name(("common",), "nothing_here") is None
+    assert any(path.endswith("common.py") for path in index.dependencies())
+
+
+def test_names_bound_is_a_superset_of_the_bindings():
+    import libcst as cst
+
+    from torchcopy_lint.imports import names_bound
+
+    module = cst.parse_module(
+        "import a.b\nimport c as d\nfrom e import f\nx, (y, *z) = 1, (2, 3)\nw: int = 1\nv += 1\n"
+        "for i, j in k: pass\n[m for n in o]\nwith p as q: pass\ntry: pass\nexcept E as r: pass\n"
+        "def g(s, *t, u=1, **kw):\n    global gl\n    nonlocal_ = lambda la: la\nclass C: pass\n(wal := 3)\n"
+        "obj.attr = 1\nitems[0] = 1\n"
+    )
+    bound = names_bound(module)
+    assert {"a", "d", "x", "y", "z", "w", "v", "i", "j", "n", "q", "r", "g", "s", "t", "u", "kw", "gl", "nonlocal_",
+            "la", "C", "wal", "obj", "items"} <= bound
+    assert not {"k", "o", "E", "p", "b", "e", "f"} & bound  # read, not bound (`f` is the ImportMap's business)

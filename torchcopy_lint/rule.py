@@ -178,7 +178,7 @@ def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = 
     ``source`` is the text ``module`` was parsed from, if the caller has it (it saves the model
     from generating it again); ``original_line`` maps its lines to the file's when lines were cut out."""
     project = project if project is not None else ProjectIndex()
-    imports = ImportMap(module, project.absolute_import)
+    imports = ImportMap(module, project.absolute_import, project.star_name)
     semantic = SemanticModel(module, imports, project, source=source)
     context = FileContext(module, imports, semantic, path=path, project=project)
     if original_line is not None:

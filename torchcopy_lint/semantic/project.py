@@ -189,6 +189,13 @@ class ProjectIndex:
         (``pkg.M`` re-exporting ``torch.nn.Module``); None when ``qualified`` is not a project name."""
         return self._ask(project_names.resolve_public, qualified)
 
+    def star_name(self, targets: Tuple[str, ...], name: str) -> Optional[str]:
+        """What ``name`` stands for in the linted file through its star imports (``targets``: their modules, made
+        absolute; "" for one that could not be): an outside name (``from utils import *`` where utils.py has
+        ``import torch``: "torch"), a project class or def; "" when the starred modules may bind it to something
+        else (project_names.star_member); None when none binds it."""
+        return self._ask(project_names.star_member, targets, name)
+
     def absolute_import(self, target: str) -> Optional[str]:
         """A relative import target of the linted file made absolute (``..utils`` -> ``pkg.utils``)."""
         if not target.startswith("."):

@@ -199,6 +199,39 @@ def find_method(store: ProjectStore, cls: str, name: str, depth: int = 0) -> Opt
     return None
 
 
+#: What a star import can stand for in the linted file: an outside name (``torch.nn``), a project class, def or module.
+_STAR_KINDS = frozenset({"external", "class", "def", "module"})
+
+
+def star_member(store: ProjectStore, targets: Sequence[str], name: str) -> Optional[str]:
+    """What ``name`` stands for through the star imports ``targets`` (absolute module names, "" for one that could
+    not be made absolute): the qualified name, or "" when it cannot be told (a star of a module outside the project
+    or with an ``__all__``, a name bound to a value or to two things), or None when no starred module binds it."""
+    found = set()
+    for target in targets:
+        module = store.module(target) if target else None
+        if module is None or "__all__" in module.summary["symbols"]:
+            return ""  # what it exports is not known here
+        if name not in module.summary["symbols"]:
+            if module.is_package and store.module(f"{module.name}.{name}") is not None:
+                return ""  # a submodule: bound only if something imported it
+            stars = module.summary["star"]
+            inner = store.memoised(("star", module.name, name), lambda: star_member(
+                store, [module.absolute(star) or "" for star in stars], name)) if stars else None  # noqa: B023
+            if inner == "":
+                return ""
+            if inner is not None:
+                found.add(inner)
+            continue
+        sym = member(store, module, name, ())
+        if sym is None or sym[0] not in _STAR_KINDS:
+            return ""  # a value, or bound to two things
+        found.add(sym[1])
+    if len(found) > 1:
+        return ""
+    return found.pop() if found else None
+
+
 def resolve_public(store: ProjectStore, qualified: str) -> Optional[str]:
     sym = lookup(store, qualified)
     if sym is None or (sym[0] == "external" and sym[1] == qualified):
