@@ -116,8 +116,8 @@ class DataWrites(Rule):
                     and (self.context.value_of(base).kind in (Kind.MODULE, Kind.UNKNOWN)
                          or self.context.value_of(base).kind.is_tensor):  # p._grad
                 return "likely"
-        if isinstance(receiver, cst.Subscript):
-            return self._evidence(receiver.value, depth + 1)
+        if isinstance(receiver, cst.Subscript):  # an element or a slice is what its container holds: no step
+            return self._evidence(receiver.value, depth)
         if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
                 and receiver.func.attr.value in _TENSOR_SELF_METHODS:
             return self._evidence(receiver.func.value, depth + 1)
