@@ -17,15 +17,25 @@ from .walk import blocks, descendants
 _AMBIGUOUS = ""  # a name imported as two different things
 
 
+_ATTRIBUTE, _NAME, _SIMPLE_LINE, _IMPORT, _IMPORT_FROM = (cst.Attribute, cst.Name, cst.SimpleStatementLine,
+                                                       cst.Import, cst.ImportFrom)
+
+
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
+    """``a.b.c`` for a Name/Attribute chain, else None. (Class identity, not ``isinstance``: LibCST's node
+    classes are abstract-base-class subclasses, whose checks cost several times more, and have no subclasses.)"""
+    cls = node.__class__
+    if cls is _NAME:
+        return node.value  # type: ignore[attr-defined]
     parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
+    while cls is _ATTRIBUTE:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        cls = node.__class__
+    if cls is _NAME:
+        parts.append(node.value)  # type: ignore[attr-defined]
+        parts.reverse()
+        return ".".join(parts)
     return None
 
 
@@ -37,7 +47,7 @@ def iter_statements(body) -> Iterator[cst.CSTNode]:
     """Every statement below ``body`` (a Module's or a block's statements), in source order."""
     for stmt in body:
         yield stmt
-        if not isinstance(stmt, cst.SimpleStatementLine):
+        if stmt.__class__ is not _SIMPLE_LINE:
             for block in blocks(stmt):
                 yield from iter_statements(block)
 
@@ -88,11 +98,12 @@ class ImportMap:
         self._starred: Dict[str, Optional[str]] = {}
         self._bound: Optional[Set[str]] = None
         for stmt in iter_statements(module.body):
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Import):
+            if stmt.__class__ is _SIMPLE_LINE:
+                for small in stmt.body:  # type: ignore[attr-defined]
+                    cls = small.__class__
+                    if cls is _IMPORT:
                         self._add_import(small)
-                    elif isinstance(small, cst.ImportFrom):
+                    elif cls is _IMPORT_FROM:
                         self._add_import_from(small)
 
     def _bind(self, local: str, qualified: str) -> None:
