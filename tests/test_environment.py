@@ -1,5 +1,5 @@
 """The project's Python environment (environment.py): the `python` setting, `--python`, VIRTUAL_ENV,
-a project `.venv`, and environments that are broken on purpose."""
+an active conda environment, a project `.venv`, and environments that are broken on purpose."""
 
 from __future__ import annotations
 
@@ -22,9 +22,22 @@ def make_venv(prefix: Path, version: str = "3.11", cfg: str = "") -> Path:
     return site
 
 
+def make_conda_env(prefix: Path, version: str = "3.11", base: bool = False) -> Path:
+    """A conda environment as conda lays it out (an installation prefix, no pyvenv.cfg): its site-packages.
+    conda's base environment also holds conda itself (``condabin``)."""
+    site = prefix / "lib" / f"python{version}" / "site-packages"
+    site.mkdir(parents=True)
+    (prefix / "bin").mkdir(exist_ok=True)
+    (prefix / "conda-meta").mkdir()
+    if base:
+        (prefix / "condabin").mkdir()
+    return site
+
+
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch):
-    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV"):
+        monkeypatch.delenv(name, raising=False)
     environment.forget()
     environment.configure(None)
     yield
@@ -138,3 +151,49 @@ def test_show_settings_prints_the_environment(tmp_path, cli):
     bad = cli("--python", "nowhere", "a.py", cwd=tmp_path)
     assert bad.returncode == 2 and b"--python: 'nowhere' is not a Python environment" in bad.stderr
     assert b"Traceback" not in bad.stderr
+
+
+def test_an_active_conda_environment(tmp_path, monkeypatch):
+    """A named conda environment is used before a project .venv (it was activated for this work); conda's base
+    environment, active in every shell, only where the project has no .venv; VIRTUAL_ENV before either."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    script = project / "train.py"
+    named = make_conda_env(tmp_path / "miniconda" / "envs" / "ml")
+    base = make_conda_env(tmp_path / "miniconda", base=True)
+
+    monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "miniconda" / "envs" / "ml"))
+    monkeypatch.setenv("CONDA_DEFAULT_ENV", "ml")
+    found = environment.for_file(str(script))
+    assert found.origin == "CONDA_PREFIX" and found.site_packages == (str(named),)
+
+    monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "miniconda"))
+    monkeypatch.setenv("CONDA_DEFAULT_ENV", "base")
+    found = environment.for_file(str(script))
+    assert found.origin == "CONDA_PREFIX (base)" and found.site_packages == (str(base),)
+    monkeypatch.delenv("CONDA_DEFAULT_ENV")  # older conda: base told by its condabin folder
+    assert environment.for_file(str(script)).origin == "CONDA_PREFIX (base)"
+
+    own = make_venv(project / ".venv")
+    environment.forget()
+    found = environment.for_file(str(script))
+    assert found.origin == "project .venv" and found.site_packages == (str(own),)
+
+    monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "miniconda" / "envs" / "ml"))
+    assert environment.for_file(str(script)).origin == "CONDA_PREFIX"
+    active = make_venv(tmp_path / "active")
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "active"))
+    found = environment.for_file(str(script))
+    assert found.origin == "VIRTUAL_ENV" and found.site_packages == (str(active),)
+
+
+def test_a_conda_prefix_that_holds_no_environment_is_passed_over(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    own = make_venv(project / ".venv")
+    monkeypatch.setenv("CONDA_PREFIX", str(tmp_path / "gone"))
+    monkeypatch.setenv("CONDA_DEFAULT_ENV", "gone")
+    found = environment.for_file(str(project / "train.py"))
+    assert found.origin == "project .venv" and found.site_packages == (str(own),)

@@ -63,7 +63,7 @@ def test_a_hostile_environment_costs_seconds_and_keeps_the_project_findings(tmp_
     (root / ".venv" / "pyvenv.cfg").write_text("version = 3.11.4\n")
     _hostile_site(site)
     (root / "train.py").write_text(PROJECT_FILE)
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV")}
     args = ["--cache-dir", str(tmp_path / "cache")] if cache else ["--no-cache"]
     for _ in range(2 if cache else 1):
         start = time.monotonic()

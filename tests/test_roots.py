@@ -64,7 +64,7 @@ def test_src_setting_is_checked_and_relative_to_the_pyproject(tmp_path):
 
 
 def _lint(cwd: Path, *args: str) -> list:
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV")}
     result = subprocess.run([sys.executable, "-m", "torchcopy_lint", "--output-format", "json", *args],
                             cwd=cwd, capture_output=True, env={**env, "PYTHONIOENCODING": "utf-8"})
     assert result.returncode in (0, 1), result.stderr

@@ -53,7 +53,8 @@ def make_venv(prefix: Path, files: Dict[str, str]) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch):
-    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV"):
+        monkeypatch.delenv(name, raising=False)
     ProjectIndex.clear()
     configure_summary_cache(None)
     environment.configure(None)
@@ -129,8 +130,9 @@ def test_overloads_agreeing_or_not(tmp_path):
     assert summary["functions"]["f"]["ret"] == [["k", "unknown"]]
 
 
-def _lint(root: Path, *args: str) -> list:
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+def _lint(root: Path, *args: str, **variables: str) -> list:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV")}
+    env.update(variables)
     result = subprocess.run([sys.executable, "-m", "torchcopy_lint", "--isolated", "--output-format", "json", *args],
                             cwd=root, capture_output=True, env={**env, "PYTHONIOENCODING": "utf-8"})
     assert result.returncode in (0, 1), result.stderr
@@ -193,3 +195,16 @@ def test_calling_an_installed_layer_gives_its_forward_annotation(tmp_path):
     assert _lint(root, "--no-cache", "train.py") == [(13, "TCL108")]
     (root / ".venv" / "pyvenv.cfg").unlink()
     assert _lint(root, "--no-cache", "train.py") == []  # no environment: the layer's output is unknown
+
+
+def test_end_to_end_packages_of_an_active_conda_environment(tmp_path):
+    """A conda environment has no pyvenv.cfg: it is an installation prefix, found from CONDA_PREFIX."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "train.py").write_text(USER_CODE)
+    assert _lint(root, "--no-cache", "train.py") == []  # no environment: the layer and the function are unknown
+    conda = tmp_path / "miniconda3" / "envs" / "geo"
+    write_tree(conda / "lib" / "python3.11" / "site-packages", GRAPH_LIBRARY)
+    (conda / "conda-meta").mkdir()
+    found = _lint(root, "--no-cache", "train.py", CONDA_PREFIX=str(conda), CONDA_DEFAULT_ENV="geo")
+    assert found == [(14, "TCL105"), (19, "TCL108")]

@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--python", default=None, metavar="PATH",
                        help="the project's Python environment (virtual environment, prefix or interpreter), "
                             "whose installed packages' annotations are read; default: the `python` setting, "
-                            "else VIRTUAL_ENV, else .venv/venv in the project root")
+                            "else VIRTUAL_ENV, else an active conda environment (CONDA_PREFIX) but base, else "
+                            ".venv/venv in the project root, else an active conda base environment")
     files.add_argument("--isolated", action="store_true", help="ignore configuration files")
     files.add_argument("--stdin-filename", default=None,
                        help="the name to report for input read from stdin (also finds its configuration)")

@@ -146,7 +146,8 @@ OPTIONS: Tuple[Option, ...] = (
            "folder), after the project root and its src/"),
     Option("python", "python", _path,
            "the project's Python environment: a virtual environment, a prefix or an interpreter in one "
-           "(relative to the pyproject.toml's folder); default: VIRTUAL_ENV, else .venv/venv in the project root"),
+           "(relative to the pyproject.toml's folder); default: VIRTUAL_ENV, else an active conda environment "
+           "(CONDA_PREFIX) but base, else .venv/venv in the project root, else an active conda base environment"),
 )
 OPTIONS_BY_KEY: Dict[str, Option] = {option.key: option for option in OPTIONS}
 

@@ -1,8 +1,10 @@
 """The project's Python environment: where its installed packages are, found as ty finds it.
 
 In order: the ``python`` setting (``--python`` on the command line, else ``python = ...`` in
-``[tool.torchcopy-lint]``), else the ``VIRTUAL_ENV`` variable, else a ``.venv`` or ``venv`` folder
-in the project root recognised by its ``pyvenv.cfg``. The setting may name a virtual environment,
+``[tool.torchcopy-lint]``), else the ``VIRTUAL_ENV`` variable, else an active conda environment
+(``CONDA_PREFIX``) other than conda's base one, else a ``.venv`` or ``venv`` folder in the project root
+recognised by its ``pyvenv.cfg``, else conda's base environment when it is the active one (conda
+activates it in every shell: a project's own ``.venv`` wins over it, as uv and ty have it). The setting may name a virtual environment,
 an installation prefix or an interpreter inside one (``.venv/bin/python``). An environment's
 site-packages are ``lib/pythonX.Y/site-packages`` (``Lib/site-packages`` on Windows) of its prefix,
 then, for a virtual environment created with ``--system-site-packages``, those of the base
@@ -51,16 +53,28 @@ def run_setting(path: str, name: str) -> Any:
 
 def for_file(path: str, python: object = _UNSET) -> Optional[Environment]:
     """The environment of the project holding the file ``path``: the ``python`` setting (default: as
-    configured for the run, else read from the file's configuration), else ``VIRTUAL_ENV``, else the
-    nearest ``.venv``/``venv`` with a ``pyvenv.cfg`` in the file's folder or above it, up to the
-    project root (the first folder with a root marker)."""
+    configured for the run, else read from the file's configuration), else ``VIRTUAL_ENV``, else an
+    active conda environment but base, else the nearest ``.venv``/``venv`` with a ``pyvenv.cfg`` in the
+    file's folder or above it, up to the project root (the first folder with a root marker), else an
+    active conda base environment."""
     setting = run_setting(path, "python") if python is _UNSET else python
     virtual_env = os.environ.get("VIRTUAL_ENV") or None
+    conda = os.environ.get("CONDA_PREFIX") or None
+    conda_name = os.environ.get("CONDA_DEFAULT_ENV") or None
     directory = os.path.dirname(os.path.abspath(path))
-    key = (directory, setting, virtual_env)  # type: ignore[assignment]
+    key = (directory, setting, virtual_env, conda, conda_name)  # type: ignore[assignment]
     if key not in _discovered:
-        _discovered[key] = _discover(directory, setting, virtual_env)  # type: ignore[arg-type]
+        _discovered[key] = _discover(directory, setting, virtual_env,  # type: ignore[arg-type]
+                                     _conda_environment(conda, conda_name))
     return _discovered[key]
+
+
+def _conda_environment(prefix: Optional[str], name: Optional[str]) -> Optional[Tuple[str, bool]]:
+    """The active conda environment's prefix and whether it is conda's base environment (its name is
+    ``base``/``root``, or it holds conda's own ``condabin`` folder); None when none is active."""
+    if not prefix:
+        return None
+    return prefix, name in ("base", "root") or os.path.isdir(os.path.join(prefix, "condabin"))
 
 
 def _environment_at(location: str, origin: str) -> Optional[Environment]:
@@ -72,13 +86,26 @@ def _environment_at(location: str, origin: str) -> Optional[Environment]:
     return _probed[key]
 
 
-def _discover(directory: str, python: Optional[str], virtual_env: Optional[str]) -> Optional[Environment]:
+def _discover(directory: str, python: Optional[str], virtual_env: Optional[str],
+              conda: Optional[Tuple[str, bool]] = None) -> Optional[Environment]:
     if python:
         return _environment_at(python, "python setting")  # a setting that names nothing: no environment
     if virtual_env:
         found = _environment_at(virtual_env, "VIRTUAL_ENV")
         if found is not None:
             return found
+    if conda is not None and not conda[1]:
+        found = _environment_at(conda[0], "CONDA_PREFIX")
+        if found is not None:
+            return found
+    found = _project_venv(directory)
+    if found is None and conda is not None and conda[1]:
+        found = _environment_at(conda[0], "CONDA_PREFIX (base)")
+    return found
+
+
+def _project_venv(directory: str) -> Optional[Environment]:
+    """The nearest ``.venv``/``venv`` with a ``pyvenv.cfg`` in ``directory`` or above, up to the project root."""
     while True:
         for name in (".venv", "venv"):
             candidate = os.path.join(directory, name)

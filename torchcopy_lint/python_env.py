@@ -23,7 +23,7 @@ _VERSION_DIR = re.compile(r"^(?:python|pypy)(\d+)\.(\d+)t?$")
 class Environment:
     """An environment: how it was found, its prefix and its site-packages folders, in search order."""
 
-    origin: str  # "python setting", "VIRTUAL_ENV" or "project .venv"
+    origin: str  # "python setting", "VIRTUAL_ENV", "CONDA_PREFIX", "project .venv" or "CONDA_PREFIX (base)"
     prefix: str
     site_packages: Tuple[str, ...]
 
