@@ -197,3 +197,17 @@ def test_a_conda_prefix_that_holds_no_environment_is_passed_over(tmp_path, monke
     monkeypatch.setenv("CONDA_DEFAULT_ENV", "gone")
     found = environment.for_file(str(project / "train.py"))
     assert found.origin == "project .venv" and found.site_packages == (str(own),)
+
+
+def test_pth_files_add_the_folders_they_name(tmp_path):
+    """An editable install (pip install -e, hatch, flit) puts its source folder on sys.path with a .pth file."""
+    site = make_venv(tmp_path / "env")
+    editable = tmp_path / "work" / "geo" / "src"
+    editable.mkdir(parents=True)
+    (site / "vendored").mkdir()
+    (site / "_geo.pth").write_text(f"# an editable install\n{editable}\n\nvendored\n{tmp_path / 'gone'}\n")
+    (site / "__editable___ml_finder.pth").write_text("import __editable___ml_finder; __editable___ml_finder.install()\n")
+    (site / ".hidden.pth").write_text(f"{tmp_path}\n")
+    (site / "big.pth").write_text(str(tmp_path) + "\n" + "#" * 70_000)  # over the size read: skipped whole
+    found = environment.environment_at(str(tmp_path / "env"), "python setting")
+    assert found.site_packages == (str(site), str(editable), str(site / "vendored"))

@@ -208,3 +208,13 @@ def test_end_to_end_packages_of_an_active_conda_environment(tmp_path):
     (conda / "conda-meta").mkdir()
     found = _lint(root, "--no-cache", "train.py", CONDA_PREFIX=str(conda), CONDA_DEFAULT_ENV="geo")
     assert found == [(14, "TCL105"), (19, "TCL108")]
+
+
+def test_end_to_end_a_package_installed_editable_through_a_pth_file(tmp_path):
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "train.py").write_text(USER_CODE)
+    source = write_tree(tmp_path / "checkouts" / "geometric", GRAPH_LIBRARY)  # `pip install -e` of a checkout
+    site = make_venv(root / ".venv", {"six.py": ""})  # some other installed module
+    (site / "_torch_geometric.pth").write_text(f"{source}\n")
+    assert _lint(root, "--no-cache", "train.py") == [(14, "TCL105"), (19, "TCL108")]

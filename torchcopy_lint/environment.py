@@ -8,7 +8,8 @@ activates it in every shell: a project's own ``.venv`` wins over it, as uv and t
 an installation prefix or an interpreter inside one (``.venv/bin/python``). An environment's
 site-packages are ``lib/pythonX.Y/site-packages`` (``Lib/site-packages`` on Windows) of its prefix,
 then, for a virtual environment created with ``--system-site-packages``, those of the base
-installation named by ``home`` in ``pyvenv.cfg``.
+installation named by ``home`` in ``pyvenv.cfg``; each followed by the folders its ``.pth`` files name (an editable
+install's source folder), as the ``site`` module adds them.
 
 Nothing here runs an interpreter or imports anything: discovery reads at most one small
 ``pyvenv.cfg`` and lists a few directories, so a broken or hostile environment costs a few

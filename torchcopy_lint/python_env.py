@@ -16,12 +16,15 @@ from typing import Dict, List, Optional, Tuple
 __all__ = ["Environment", "environment_at", "read_cfg", "read_regular"]
 
 _MAX_CFG_BYTES = 64 * 1024
+_MAX_PTH_BYTES = 64 * 1024  # a .pth file is a few paths; a bigger one is not read
+_MAX_PTH_FILES = 256  # per site-packages folder
 _VERSION_DIR = re.compile(r"^(?:python|pypy)(\d+)\.(\d+)t?$")
 
 
 @dataclass(frozen=True)
 class Environment:
-    """An environment: how it was found, its prefix and its site-packages folders, in search order."""
+    """An environment: how it was found, its prefix and its site-packages folders (each followed by the folders its
+    ``.pth`` files add), in search order."""
 
     origin: str  # "python setting", "VIRTUAL_ENV", "CONDA_PREFIX", "project .venv" or "CONDA_PREFIX (base)"
     prefix: str
@@ -135,4 +138,28 @@ def environment_at(location: str, origin: str) -> Optional[Environment]:
             folders += [f for f in _prefix_site_packages(base, version) if f not in folders]
     if not folders:
         return None
-    return Environment(origin, location, tuple(folders))
+    return Environment(origin, location, tuple(_with_pth_folders(folders)))
+
+
+def _with_pth_folders(folders: List[str]) -> List[str]:
+    """``folders`` with, after each, the existing folders its ``.pth`` files name, as the ``site`` module adds
+    them to ``sys.path`` (an editable install's source folder: ``pip install -e``, hatch, flit, PDM): a line that
+    is a path, absolute or relative to the site-packages folder; ``import`` lines (a finder an install hook sets
+    up) and comments are not run or read, and names starting with a dot are skipped, as Python 3.13 does."""
+    out: List[str] = []
+    for folder in folders:
+        if folder not in out:
+            out.append(folder)
+        names = [name for name in _listdir(folder) if name.endswith(".pth") and not name.startswith(".")]
+        for name in names[:_MAX_PTH_FILES]:
+            raw = read_regular(os.path.join(folder, name), _MAX_PTH_BYTES)
+            if raw is None:
+                continue
+            for line in raw.decode("utf-8", "replace").splitlines():
+                line = line.rstrip()
+                if not line or line.startswith("#") or line.startswith(("import ", "import\t")):
+                    continue
+                named = os.path.normpath(os.path.join(folder, line))
+                if named not in out and _is_dir(named):
+                    out.append(named)
+    return out
