@@ -10,7 +10,7 @@ by the claims (``TCL116-same-values``). Names only: torch is never imported.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple, Union
+from typing import FrozenSet, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -151,3 +151,66 @@ def cuda_device(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if index is not None and index >= 0:
         return cst.SimpleString(f'"cuda:{index}"')
     return expr if isinstance(expr, cst.SimpleString) else None
+
+
+#: What the default dtype may be where a file sets it (``torch.set_default_dtype``): any floating dtype.
+_ANY_FLOAT = frozenset({"float32", "float64", "float16", "bfloat16"})
+
+
+def created_dtypes(creation: cst.Call, name: str, default_set: bool) -> FrozenSet[str]:
+    """The dtypes a creation call that names no dtype may give: the default dtype (float32; any floating dtype
+    where the file sets it: ``default_set``) for ``zeros``/``ones``/``empty``/``eye``/``linspace`` and, as their
+    input most often is, the ``*_like``; for ``arange``, ``full`` and ``tensor`` the dtype their numbers infer
+    (int64 for integers, the default for floats, bool for ``True``/``False``), or any of them when not known."""
+    default = _ANY_FLOAT if default_set else frozenset({"float32"})
+    if name in ("zeros", "ones", "empty", "eye", "linspace", "zeros_like", "ones_like", "empty_like", "full_like"):
+        return default
+    numbers: list = []
+    if name == "arange":
+        numbers = [arg.value for arg in creation.args if arg.keyword is None or arg.keyword.value in (
+            "start", "end", "step")]
+    elif name == "full":
+        fill = _argument(creation, 1, "fill_value")
+        numbers = [fill] if fill is not None else []
+    elif name == "tensor":
+        data = _argument(creation, 0, "data")
+        numbers = list(_leaves(data)) if data is not None else []
+    kinds = {_literal_kind(n) for n in numbers}
+    if not numbers or None in kinds:
+        return frozenset({"int64", "float64"}) | default  # not known (a float64 numpy array for tensor())
+    if kinds == {"bool"}:
+        return frozenset({"bool"})
+    return default if "float" in kinds else frozenset({"int64"})
+
+
+def _leaves(data: cst.BaseExpression):
+    """The items of a (nested) list or tuple display, or the expression itself."""
+    if isinstance(data, (cst.List, cst.Tuple)):
+        for element in data.elements:
+            if isinstance(element, cst.StarredElement):
+                yield element  # not known
+            else:
+                yield from _leaves(element.value)
+    else:
+        yield data
+
+
+def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
+    """"int", "float" or "bool" for a number literal (maybe negated), None otherwise."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return "bool"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and not expr.lpar:
+        expr = expr.expression
+    if isinstance(expr, cst.Integer):
+        return "int"
+    if isinstance(expr, cst.Float):
+        return "float"
+    return None
+
+
+def changes_nothing(wanted: str, made: FrozenSet[str]) -> bool:
+    """Whether converting to ``wanted`` what a creation made in one of ``made`` is never a copy that need not
+    happen: it returns the tensor itself (a tensor converted to its own dtype is not copied), or it truncates
+    floating values to integers, as a computation does on purpose."""
+    return wanted in made and all(dtype == wanted or dtype in _FLOAT_BOUNDS and wanted in _INT_RANGES
+                                  and wanted != "bool" for dtype in made)

@@ -14,7 +14,8 @@ from ..semantic import Kind
 from ..walk import every_descendant
 from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
-from ._exact import DEVICE_EXACT, classify, cuda_device, dtype_name, fill_range, integer, same_values
+from ._exact import (DEVICE_EXACT, changes_nothing, classify, created_dtypes, cuda_device, dtype_name, fill_range,
+                     integer, same_values)
 
 _CREATORS = frozenset(CREATION_FUNCTIONS)
 _CASTS = frozenset(CASTS)
@@ -36,8 +37,10 @@ class CreateThenConvert(Rule):
     ``.bfloat16()``. Not flagged: random constructors (given ``dtype=`` or ``device=`` they draw
     other numbers), ``from_numpy``/``as_tensor``, ``torch.tensor(t)`` of a tensor (TCL101), and
     a ``.to(.., non_blocking=..)`` (an explicit transfer), and a dtype conversion that is part of the
-    computation (after a creation that names its own dtype, or truncating a ``linspace``). The fix moves the argument into the
-    creation call and is safe only where the values are provably the same (see the docs page).
+    computation (after a creation that names its own dtype, or truncating a ``linspace``), and a conversion to
+    the dtype the creation already gives (``torch.zeros(n).float()``: the tensor itself is returned, nothing is
+    copied), and a ``*_like`` moved to a device (it is made on its input's device already). The fix moves the
+    argument into the creation call and is safe only where the values are provably the same (see the docs page).
     """
 
     code = "TCL116"
@@ -54,6 +57,8 @@ class CreateThenConvert(Rule):
         "import torch\nd = torch.zeros(3).to('cuda', non_blocking=True)",
         "import torch\nt = torch.randn(3)\ne = torch.tensor(t).to('cpu')",  # TCL101's
         "import torch\nf = torch.zeros(3).unsqueeze(0).cuda()",
+        "import torch\ng = torch.zeros(3).float()",  # already float32: returned as is
+        "import torch\ndef h(xs):\n    return torch.arange(len(xs)).long()",  # already int64
     ]
     INVALID = [
         "import torch\na = torch.zeros(3).to('cpu')",
@@ -76,9 +81,14 @@ class CreateThenConvert(Rule):
         name = qualified[6:]
         if name == "tensor" and creation.args and self.context.kind_of(creation.args[0].value) is Kind.TENSOR:
             return  # torch.tensor(t) of a tensor: TCL101
+        if func.attr.value == "to" and _converts_to_itself(node, creation, name):
+            return
         target = self._target(node, func.attr.value, creation)
-        if target is None or "device" not in target and func.attr.value != "cuda" \
-                and self._deliberate(creation, name, target):
+        if name.endswith("_like") and (func.attr.value == "cuda" or target is not None and (
+                not target or "device" in target)):
+            return  # made on its input's device, where the computation mostly is: a no-op or a device-to-device move
+        if target is None or target and self._no_copy(creation, name, target) \
+                or "device" not in target and func.attr.value != "cuda" and self._deliberate(creation, name, target):
             return
         fix = self._fix(creation, name, target) if target else None
         message = self.message.format(creation=dotted_name(creation.func) or name,
@@ -97,7 +107,7 @@ class CreateThenConvert(Rule):
         if _keyword(node, "non_blocking") is not None:
             return None  # an explicit (asynchronous) transfer
         if any(arg.star for arg in node.args):
-            return {}
+            return None  # `.to(*args, **kwargs)`: the creation parses to()'s arguments (`torch.empty(0).to(*args)`)
         if method in _CASTS:
             torch = torch_module(self.context, creation.func)
             return {} if node.args or torch is None else {"dtype": dtype_expression(torch, CAST_DTYPES[method])}
@@ -156,6 +166,31 @@ class CreateThenConvert(Rule):
             isinstance(n, cst.Float) or isinstance(n.operator, cst.Divide)) for arg in creation.args
             for n in every_descendant(arg.value))
 
+    def _no_copy(self, creation: cst.Call, name: str, target: Target) -> bool:
+        """The conversion asks for nothing the created tensor does not have, and returns it itself: nothing is
+        copied (`TCL116-no-op-conversion`). Each of its device and dtype is the one the creation names
+        (`torch.zeros(n, device=d).to(d)`), the input's of a `*_like` (`torch.zeros_like(x).to(x.device)`,
+        `.to(x)`), or a dtype the creation already gives (`torch.zeros(n).float()`, `torch.arange(len(xs)).long()`,
+        `torch.tensor(0).long()`; where the numbers are not known, it does that or truncates floats on purpose)."""
+        source = _argument_code(creation, 0, "input") if name.endswith("_like") else None
+        for key, value in target.items():
+            given = _code(value)
+            if given is not None and (given == _code(_keyword(creation, key)) or given == f"{source}.{key}"):
+                continue
+            wanted = dtype_name(self.context, value) if key == "dtype" else None
+            if wanted is None or not changes_nothing(wanted, created_dtypes(creation, name, self._default_set())):
+                return False
+        return True
+
+    def _default_set(self) -> bool:
+        """Whether the file sets the default dtype (then a `torch.zeros(n).float()` may convert)."""
+        found = self.__dict__.get("_sets_default")
+        if found is None:
+            source = self.context.semantic.source
+            text = source.decode("latin-1") if isinstance(source, bytes) else source
+            found = self.__dict__["_sets_default"] = text is None or "set_default_" in text
+        return found
+
     def _fix(self, creation: cst.Call, name: str, target: Target) \
             -> Optional[Tuple[cst.Call, Applicability]]:
         if any(arg.star for arg in creation.args) or any(
@@ -177,6 +212,32 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _converts_to_itself(node: cst.Call, creation: cst.Call, name: str) -> bool:
+    """``.to(x)`` with ``x`` the input of a ``*_like`` (its dtype and device) or the device or dtype the creation
+    names: a no-op, whatever ``x`` is (`TCL116-no-op-conversion`)."""
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        return False
+    given = _code(node.args[0].value)
+    return given is not None and (name.endswith("_like") and given == _argument_code(creation, 0, "input")
+                                  or given in (_code(_keyword(creation, "device")), _code(_keyword(creation, "dtype"))))
+
+
+def _code(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    """A name, an attribute chain or a string literal as written (None for anything else)."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        return expr.value
+    return dotted_name(expr)
+
+
+def _argument_code(call: cst.Call, index: int, keyword: str) -> Optional[str]:
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if index < len(positional):
+        return _code(positional[index].value)
+    return _code(_keyword(call, keyword))
 
 
 def _integer_arange(name: str, creation: cst.Call) -> bool:

@@ -121,6 +121,48 @@ def _tcl116_no_fix_where_values_differ(device: str) -> None:
     assert nan_bits[0] != nan_bits[1], f"tensor([nan]) as bfloat16: the same bits {nan_bits}"
 
 
+@claim("TCL116-no-op-conversion", "TCL116",
+       "a conversion to the dtype a creation already gives returns the created tensor itself, nothing copied: "
+       "zeros/ones/empty/eye/linspace(...).float() (the default dtype, float32), arange/full/tensor of integers "
+       ".long() (int64), tensor of bools .bool(), also through .to(dtype); *_like(x).to(x), .to(x.device), "
+       ".to(device=x.device), .to(x.dtype) and zeros(n, device=d).to(d) likewise; the same .float() after another "
+       "default dtype (set_default_dtype(float64)) copies",
+       tags={"near-miss"})
+def _tcl116_no_op_conversion(device: str) -> None:
+    import torch
+
+    made = {
+        "zeros.float": lambda: torch.zeros(3, device=device), "ones.float": lambda: torch.ones(3, device=device),
+        "empty.float": lambda: torch.empty(3, device=device), "eye.float": lambda: torch.eye(3, device=device),
+        "linspace.float": lambda: torch.linspace(0, 1, 5, device=device),
+        "arange.long": lambda: torch.arange(7, device=device), "full.long": lambda: torch.full((2,), 3, device=device),
+        "tensor.long": lambda: torch.tensor([[1, -2], [3, 4]], device=device),
+        "tensor.bool": lambda: torch.tensor([True, False], device=device),
+    }
+    for name, make in made.items():
+        method = name.split(".")[1]
+        for convert in (lambda t: getattr(t, method)(), lambda t: t.to({"float": torch.float32, "long": torch.int64,
+                                                                       "bool": torch.bool}[method])):
+            created = make()
+            converted = convert(created)
+            assert converted is created, f"{name}: a new tensor ({converted.dtype} from {created.dtype})"
+    source = torch.randn(2, 3, device=device)
+    for convert in (lambda t: t.to(source), lambda t: t.to(source.device), lambda t: t.to(device=source.device),
+                    lambda t: t.to(source.dtype)):
+        for make_like in (torch.zeros_like, torch.ones_like, torch.empty_like):
+            created = make_like(source)
+            assert convert(created) is created, f"{make_like.__name__}: a new tensor"
+    created = torch.zeros(3, device=device)
+    assert created.to(device) is created, "zeros(n, device=d).to(d): a new tensor"
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        created = torch.zeros(3, device=device)
+        assert created.float() is not created and created.float().dtype == torch.float32, "float64 default: no copy"
+    finally:
+        torch.set_default_dtype(previous)
+
+
 @claim("TCL116-extra-allocation", "TCL116",
        "zeros(4096, 4096).half() dispatches a float32 fill and a _to_copy: 64 MB allocated and filled first, then "
        "32 MB, where zeros(4096, 4096, dtype=torch.half) allocates and fills the 32 MB once",
