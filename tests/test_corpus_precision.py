@@ -43,6 +43,13 @@ KNOWN_OPEN = {
     ("ultralytics+yolov5-5081342f04fb", "models/common.py", 721, "TCL104"): "issue 9: namedtuple field .data",
     ("ultralytics-8.4.190", "ultralytics/nn/backends/tensorrt.py", 152, "TCL104"): "issue 9: namedtuple field .data",
     ("ultralytics-8.4.190", "ultralytics/nn/backends/tensorrt.py", 162, "TCL104"): "issue 9: namedtuple field .data",
+    # no-op conversions whose no-op the rule cannot see: a float config value, masks made bool in another module
+    ("transformers-5.23.0", "transformers/models/gemma3n/modeling_gemma3n.py", 348, "TCL116"):
+        "issue 20: tensor(<a float>).float(), the float known only from the config",
+    ("torch-2.13.0", "torch/ao/pruning/_experimental/pruner/FPGM_pruner.py", 83, "TCL116"):
+        "issue 20: ones_like(<a bool mask>).bool(), the mask made bool in another module",
+    ("torch-2.13.0", "torch/ao/pruning/_experimental/pruner/FPGM_pruner.py", 85, "TCL116"):
+        "issue 20: zeros_like(<a bool mask>).bool(), the mask made bool in another module",
 }
 
 
