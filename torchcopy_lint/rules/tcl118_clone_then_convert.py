@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..codes import KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
+from ..imports import dotted_name
 from ..semantic import Kind
 from ._build import keyword, method, with_keywords
 from ._convert import CAST_DTYPES, conversion_name, dtype_expression, receiver, torch_module
@@ -38,6 +39,8 @@ class CloneThenConvert(Rule):
         "import torch\nx = torch.randn(3)\ny = x.clone().view(-1)",
         "import copy\nclass Box:\n    def clone(self):\n        return copy.copy(self)\n"
         "    def to(self, d):\n        return self\nb = Box().clone().to('cpu')",
+        # the conversion asks for what the clone has: it returns the clone, one copy in all
+        "import torch\nx = torch.randn(3)\ny = x.detach().clone().to(x.device)",
     ]
     INVALID = [
         "import torch\nx = torch.randn(3)\ny = x.clone().to(torch.float64)",
@@ -52,7 +55,7 @@ class CloneThenConvert(Rule):
                 or clone.func.attr.value != "clone" or any(arg.star for arg in node.args):
             return
         source = clone.func.value
-        if self.context.kind_of(source) is not Kind.TENSOR:
+        if self.context.kind_of(source) is not Kind.TENSOR or _to_itself(node, method_name, source):
             return
         fixed = None if clone.args or clone.lpar else self._fixed(node, method_name, source)
         self.report(node, self.message.format(method=method_name + ("(...)" if node.args else "()")),
@@ -75,3 +78,15 @@ class CloneThenConvert(Rule):
             return None
         return method(source, "to", [cst.Arg(dtype_expression(torch, CAST_DTYPES[method_name])), keyword("copy", cst.Name("True"))])
 
+
+def _to_itself(node: cst.Call, method_name: str, source: cst.BaseExpression) -> bool:
+    """``x.clone().to(x.device)`` (``.to(x)``, ``.to(x.dtype)``, ``.to(device=x.device)``; ``x`` maybe detached):
+    the conversion asks for what the clone has and returns it itself; one copy is made, not two."""
+    while isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
+            and source.func.attr.value == "detach" and not source.args:
+        source = source.func.value
+    own = dotted_name(source)
+    if method_name != "to" or own is None or not node.args:
+        return False
+    return all((arg.keyword is None or arg.keyword.value in ("device", "dtype")) and not arg.star
+               and dotted_name(arg.value) in (own, f"{own}.device", f"{own}.dtype") for arg in node.args)
