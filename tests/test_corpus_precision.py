@@ -50,8 +50,6 @@ KNOWN_OPEN = {
         "issue 20: ones_like(<a bool mask>).bool(), the mask made bool in another module",
     ("torch-2.13.0", "torch/ao/pruning/_experimental/pruner/FPGM_pruner.py", 85, "TCL116"):
         "issue 20: zeros_like(<a bool mask>).bool(), the mask made bool in another module",
-    ('WongKinYiu+PyTorch_YOLOv4-6e88dc21813e', 'models/models.py', 241, 'TCL104'):
-        "TCL104 where no graph can be live: a module-level construction helper called only from __init__ (not followed)",
     ('qinhaihong-red+TorchDaily-553c9cff317d', 'Daily1029_SGD与Adam使用对比.py', 172, 'TCL104'):
         "TCL104 where no graph can be live: a notebook-style script's re-initialisation between two training runs",
     ('qinhaihong-red+TorchDaily-553c9cff317d', 'Daily1029_SGD与Adam使用对比.py', 230, 'TCL104'):

@@ -186,6 +186,8 @@ class AutogradContexts:
         enclosing = next((i for i in range(index - 1, -1, -1) if isinstance(stack[i], cst.FunctionDef)), None)
         if enclosing is not None:
             return self._from_callers(stack[:enclosing + 1], stack[enclosing], name) or UNKNOWN
+        if index == 1 and isinstance(stack[0], cst.Module):  # a top-level function: its callers in the module
+            return self._from_callers(stack[:1], stack[0], name) or UNKNOWN  # (YOLOv4's create_modules, from __init__)
         return UNKNOWN
 
     def _applied_names(self) -> Set[str]:
