@@ -10,7 +10,7 @@ by the claims (``TCL116-same-values``). Names only: torch is never imported.
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Tuple, Union
+from typing import Callable, FrozenSet, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -157,11 +157,13 @@ def cuda_device(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
 _ANY_FLOAT = frozenset({"float32", "float64", "float16", "bfloat16"})
 
 
-def created_dtypes(creation: cst.Call, name: str, default_set: bool) -> FrozenSet[str]:
+def created_dtypes(creation: cst.Call, name: str, default_set: bool,
+                   number_kind: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None) -> FrozenSet[str]:
     """The dtypes a creation call that names no dtype may give: the default dtype (float32; any floating dtype
     where the file sets it: ``default_set``) for ``zeros``/``ones``/``empty``/``eye``/``linspace`` and, as their
     input most often is, the ``*_like``; for ``arange``, ``full`` and ``tensor`` the dtype their numbers infer
-    (int64 for integers, the default for floats, bool for ``True``/``False``), or any of them when not known."""
+    (int64 for integers, the default for floats, bool for ``True``/``False``), or any of them when not known.
+    ``number_kind`` says "int"/"float" of a number that is not a literal (a parameter annotated ``float``)."""
     default = _ANY_FLOAT if default_set else frozenset({"float32"})
     if name in ("zeros", "ones", "empty", "eye", "linspace", "zeros_like", "ones_like", "empty_like", "full_like"):
         return default
@@ -175,7 +177,7 @@ def created_dtypes(creation: cst.Call, name: str, default_set: bool) -> FrozenSe
     elif name == "tensor":
         data = _argument(creation, 0, "data")
         numbers = list(_leaves(data)) if data is not None else []
-    kinds = {_literal_kind(n) for n in numbers}
+    kinds = {_literal_kind(n) or (number_kind(n) if number_kind is not None else None) for n in numbers}
     if not numbers or None in kinds:
         return frozenset({"int64", "float64"}) | default  # not known (a float64 numpy array for tensor())
     if kinds == {"bool"}:

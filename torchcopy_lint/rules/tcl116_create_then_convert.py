@@ -59,6 +59,7 @@ class CreateThenConvert(Rule):
         "import torch\nf = torch.zeros(3).unsqueeze(0).cuda()",
         "import torch\ng = torch.zeros(3).float()",  # already float32: returned as is
         "import torch\ndef h(xs):\n    return torch.arange(len(xs)).long()",  # already int64
+        "import torch\ndef k(t: float):\n    return torch.tensor(t).float()",  # a float makes float32
     ]
     INVALID = [
         "import torch\na = torch.zeros(3).to('cpu')",
@@ -66,6 +67,7 @@ class CreateThenConvert(Rule):
         "from torch import arange\nc = arange(10).float()",
         "import torch\nd = torch.tensor([1, 2]).to(device)",
         "import torch\ne = torch.full((2,), 7).to(torch.float64)",
+        "import torch\ndef f(n: int):\n    return torch.tensor(n).float()",  # an int makes int64
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -178,9 +180,25 @@ class CreateThenConvert(Rule):
             if given is not None and (given == _code(_keyword(creation, key)) or given == f"{source}.{key}"):
                 continue
             wanted = dtype_name(self.context, value) if key == "dtype" else None
-            if wanted is None or not changes_nothing(wanted, created_dtypes(creation, name, self._default_set())):
+            if wanted is None or not changes_nothing(wanted, created_dtypes(creation, name, self._default_set(),
+                                                                             self._number_kind)):
                 return False
         return True
+
+    def _number_kind(self, expr: cst.BaseExpression) -> Optional[str]:
+        """"float" or "int" for a name every binding of which is a parameter annotated so (``x: float``,
+        ``Optional[float]``, ``float | None``) or an assignment of such a literal; None otherwise."""
+        if not isinstance(expr, cst.Name):
+            return None
+        kinds = set()
+        for binding in self.context.reaching(expr):
+            if binding.how == "param" and isinstance(binding.node, cst.Param):
+                kinds.add(_annotated_number(binding.node.annotation))
+            elif binding.how == "assign" and not binding.path and binding.value is not None:
+                kinds.add({cst.Float: "float", cst.Integer: "int"}.get(type(binding.value)))
+            else:
+                return None
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _default_set(self) -> bool:
         """Whether the file sets the default dtype (then a `torch.zeros(n).float()` may convert)."""
@@ -212,6 +230,20 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _annotated_number(annotation: Optional[cst.Annotation]) -> Optional[str]:
+    """"float"/"int" for ``float``, ``Optional[float]``, ``float | None`` (and the same of ``int``)."""
+    if annotation is None:
+        return None
+    node = annotation.annotation
+    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("Optional", "typing.Optional") \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        node = node.slice[0].slice.value
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr) \
+            and isinstance(node.right, cst.Name) and node.right.value == "None":
+        node = node.left
+    return node.value if isinstance(node, cst.Name) and node.value in ("float", "int") else None
 
 
 def _converts_to_itself(node: cst.Call, creation: cst.Call, name: str) -> bool:
