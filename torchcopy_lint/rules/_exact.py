@@ -66,7 +66,8 @@ def _number(expr: cst.BaseExpression) -> Optional[int]:
     return integer(expr)
 
 
-def _argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+def argument(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    """The argument at positional ``index`` or, when there are fewer, the one named ``keyword``."""
     positional = [arg for arg in call.args if arg.keyword is None]
     if index < len(positional):
         return positional[index].value
@@ -82,7 +83,7 @@ def fill_range(creation: cst.Call, name: str) -> Values:
     if name == "eye":
         return (0, 1)
     if name in ("full", "full_like"):
-        fill = _argument(creation, 1, "fill_value")
+        fill = argument(creation, 1, "fill_value")
         value = _number(fill) if fill is not None else None
         if value is None or (name == "full_like" and value not in (0, 1)):  # full_like: in the source's dtype
             return None
@@ -172,10 +173,10 @@ def created_dtypes(creation: cst.Call, name: str, default_set: bool,
         numbers = [arg.value for arg in creation.args if arg.keyword is None or arg.keyword.value in (
             "start", "end", "step")]
     elif name == "full":
-        fill = _argument(creation, 1, "fill_value")
+        fill = argument(creation, 1, "fill_value")
         numbers = [fill] if fill is not None else []
     elif name == "tensor":
-        data = _argument(creation, 0, "data")
+        data = argument(creation, 0, "data")
         numbers = list(_leaves(data)) if data is not None else []
     kinds = {_literal_kind(n) or (number_kind(n) if number_kind is not None else None) for n in numbers}
     if not numbers or None in kinds:

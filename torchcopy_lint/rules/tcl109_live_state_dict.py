@@ -10,9 +10,8 @@ import libcst as cst
 from ..codes import TRIGGERS
 from ..diagnostics import Applicability
 from ..engine import Rule
-from ..imports import dotted_name
+from ..imports import dotted_name, names_bound
 from ..semantic import Binding, Kind
-from ..walk import descendants
 
 # Receivers whose state_dict() holds no live tensors (schedulers, grad scalers): not flagged when untyped.
 _PLAIN_STATE = re.compile(r"sched|scaler", re.IGNORECASE)
@@ -147,7 +146,7 @@ class LiveStateDict(Rule):
         replacement = cst.Call(func=deepcopy, args=[cst.Arg(inner)], lpar=value.lpar, rpar=value.rpar)
         if isinstance(deepcopy, cst.Name) or "copy" in top and imports.qualified_name(cst.Name("copy")) == "copy":
             self.report(value, replacement=replacement, applicability=Applicability.UNSAFE)
-        elif imports.is_imported("copy") or _binds_name(self.context.module, "copy"):
+        elif imports.is_imported("copy") or "copy" in names_bound(self.context.module):
             self.report(value)  # `copy` means something else here: no fix
         else:
             module = self.context.module
@@ -168,18 +167,6 @@ def _top_level_imports(module: cst.Module) -> set:
                         if name:
                             names.add(name.split(".")[0])
     return names
-
-
-def _binds_name(module: cst.Module, name: str) -> bool:
-    """Whether ``name`` is assigned, a parameter, a def/class or a loop target anywhere in the module."""
-    for node in descendants(module):
-        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.AsName)):
-            target = getattr(node, "target", None) or getattr(node, "name", None)
-            if target is not None and any(isinstance(n, cst.Name) and n.value == name for n in descendants(target)):
-                return True
-        elif isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
-            return True
-    return False
 
 
 def _with_import_copy(module: cst.Module) -> cst.Module:

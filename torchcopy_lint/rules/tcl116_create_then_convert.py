@@ -14,8 +14,8 @@ from ..semantic import Kind
 from ..walk import every_descendant
 from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
-from ._exact import (DEVICE_EXACT, changes_nothing, classify, created_dtypes, cuda_device, dtype_name, fill_range,
-                     integer, same_values)
+from ._exact import (DEVICE_EXACT, argument, changes_nothing, classify, created_dtypes, cuda_device, dtype_name,
+                     fill_range, integer, same_values)
 
 _CREATORS = frozenset(CREATION_FUNCTIONS)
 _CASTS = frozenset(CASTS)
@@ -174,10 +174,11 @@ class CreateThenConvert(Rule):
         (`torch.zeros(n, device=d).to(d)`), the input's of a `*_like` (`torch.zeros_like(x).to(x.device)`,
         `.to(x)`), or a dtype the creation already gives (`torch.zeros(n).float()`, `torch.arange(len(xs)).long()`,
         `torch.tensor(0).long()`; where the numbers are not known, it does that or truncates floats on purpose)."""
-        source = _argument_code(creation, 0, "input") if name.endswith("_like") else None
+        source = _code(argument(creation, 0, "input")) if name.endswith("_like") else None
         for key, value in target.items():
             given = _code(value)
-            if given is not None and (given == _code(_keyword(creation, key)) or given == f"{source}.{key}"):
+            if given is not None and (given == _code(_keyword(creation, key))
+                                      or source is not None and given == f"{source}.{key}"):
                 continue
             wanted = dtype_name(self.context, value) if key == "dtype" else None
             if wanted is None or not changes_nothing(wanted, created_dtypes(creation, name, self._default_set(),
@@ -252,7 +253,7 @@ def _converts_to_itself(node: cst.Call, creation: cst.Call, name: str) -> bool:
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return False
     given = _code(node.args[0].value)
-    return given is not None and (name.endswith("_like") and given == _argument_code(creation, 0, "input")
+    return given is not None and (name.endswith("_like") and given == _code(argument(creation, 0, "input"))
                                   or given in (_code(_keyword(creation, "device")), _code(_keyword(creation, "dtype"))))
 
 
@@ -263,13 +264,6 @@ def _code(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     if isinstance(expr, cst.SimpleString):
         return expr.value
     return dotted_name(expr)
-
-
-def _argument_code(call: cst.Call, index: int, keyword: str) -> Optional[str]:
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if index < len(positional):
-        return _code(positional[index].value)
-    return _code(_keyword(call, keyword))
 
 
 def _integer_arange(name: str, creation: cst.Call) -> bool:
