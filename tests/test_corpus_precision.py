@@ -50,6 +50,8 @@ KNOWN_OPEN = {
         "issue 20: ones_like(<a bool mask>).bool(), the mask made bool in another module",
     ("torch-2.13.0", "torch/ao/pruning/_experimental/pruner/FPGM_pruner.py", 85, "TCL116"):
         "issue 20: zeros_like(<a bool mask>).bool(), the mask made bool in another module",
+    ("transformers-5.23.0", "transformers/models/qwen2_audio/modeling_qwen2_audio.py", 604, "TCL116"):
+        "issue 20: full_like(<an int64 mask>).to(torch.long), the mask's dtype copied from another tensor",
     ('qinhaihong-red+TorchDaily-553c9cff317d', 'Daily1029_SGD与Adam使用对比.py', 172, 'TCL104'):
         "TCL104 where no graph can be live: a notebook-style script's re-initialisation between two training runs",
     ('qinhaihong-red+TorchDaily-553c9cff317d', 'Daily1029_SGD与Adam使用对比.py', 230, 'TCL104'):
