@@ -121,17 +121,12 @@ class ImportMap:
 
     def _add_import_from(self, node: cst.ImportFrom) -> None:
         base = _module_name(node.module) if node.module is not None else ""
+        if node.relative:  # made absolute, or "" where it cannot be
+            base = (self._absolute("." * len(node.relative) + base) if self._absolute else None) or ""
         if isinstance(node.names, cst.ImportStar):
-            if node.relative:
-                base = (self._absolute("." * len(node.relative) + base) if self._absolute else None) or ""
             self._stars.append(base)
             return
-        if node.relative:
-            target = self._absolute("." * len(node.relative) + base) if self._absolute else None
-            if not target:
-                return
-            base = target
-        elif node.module is None:
+        if not base:
             return
         for alias in node.names:
             name = _module_name(alias.name)

@@ -83,7 +83,7 @@ class CreateThenConvert(Rule):
         name = qualified[6:]
         if name == "tensor" and creation.args and self.context.kind_of(creation.args[0].value) is Kind.TENSOR:
             return  # torch.tensor(t) of a tensor: TCL101
-        if func.attr.value == "to" and _converts_to_itself(node, creation, name):
+        if func.attr.value == "to" and _converts_to_itself(node, creation):
             return
         target = self._target(node, func.attr.value, creation)
         if name.endswith("_like") and (func.attr.value == "cuda" or target is not None and (
@@ -247,14 +247,13 @@ def _annotated_number(annotation: Optional[cst.Annotation]) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) and node.value in ("float", "int") else None
 
 
-def _converts_to_itself(node: cst.Call, creation: cst.Call, name: str) -> bool:
-    """``.to(x)`` with ``x`` the input of a ``*_like`` (its dtype and device) or the device or dtype the creation
-    names: a no-op, whatever ``x`` is (`TCL116-no-op-conversion`)."""
+def _converts_to_itself(node: cst.Call, creation: cst.Call) -> bool:
+    """``.to(x)`` with ``x`` the device or dtype the creation names: a no-op, whatever ``x`` is
+    (`TCL116-no-op-conversion`). (A ``*_like``'s ``.to(<its input>)`` is a device move, not reported.)"""
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return False
     given = _code(node.args[0].value)
-    return given is not None and (name.endswith("_like") and given == _code(argument(creation, 0, "input"))
-                                  or given in (_code(_keyword(creation, "device")), _code(_keyword(creation, "dtype"))))
+    return given is not None and given in (_code(_keyword(creation, "device")), _code(_keyword(creation, "dtype")))
 
 
 def _code(expr: Optional[cst.BaseExpression]) -> Optional[str]:
