@@ -46,6 +46,7 @@ GRAPH_FREE = {
                                "named_apply(functools.partial(f, s=1), model)\n", "apply"),
     "nn.init argument": ("import torch.nn as nn\ndef forward(self):\n    nn.init.zeros_(w.data)\n", "nn.init"),
     "conversion helper": ("def switch_to_deploy(self):\n    w.data = k\n", "load"),
+    "state-dict hook": ("def _load_state_dict_pre_hook(m, sd, prefix):\n    w.data.add_(1)\n", "load"),
     "grad buffer": ("def forward(self):\n    p.grad.data.zero_()\n", "grad"),
     "optimizer step": ("import torch\nclass S(torch.optim.Optimizer):\n    def step(self):\n        w.data.add_(1)\n",
                        "optimizer"),
@@ -58,31 +59,51 @@ GRAPH_FREE = {
                                                   "        inner()\n", "no_grad"),
 }
 
-POSSIBLY_LIVE = {
-    "module level": ("w.data.add_(1)\n", "unknown"),
+
+LIVE = {
     "forward": ("class M:\n    def forward(self, x):\n        w.data.add_(1)\n", "forward"),
     "hook by name": ("def pre_hook(m, x):\n    w.data.add_(1)\n", "hook"),
-    "unknown helper": ("def update(m):\n    w.data.add_(1)\n", "unknown"),
-    "enable_grad inside no_grad": ("import torch\nwith torch.no_grad():\n    with torch.enable_grad():\n"
-                                   "        w.data.add_(1)\n", "unknown"),
-    "set_grad_enabled(True)": ("import torch\nwith torch.set_grad_enabled(True):\n    w.data.add_(1)\n", "unknown"),
-    "inference_mode(False)": ("import torch\nwith torch.inference_mode(False):\n    w.data.add_(1)\n", "unknown"),
     "called from __init__ and forward": ("class M:\n    def __init__(self):\n        self.setup()\n"
                                          "    def forward(self):\n        self.setup()\n"
-                                         "    def setup(self):\n        w.data.add_(1)\n", "unknown"),
+                                         "    def setup(self):\n        w.data.add_(1)\n", "forward"),
     "registered as a hook in __init__": ("class M:\n    def __init__(self):\n        self.register_forward_hook(self.fix)\n"
                                          "    def fix(self, m, i, o):\n        w.data.add_(1)\n", "hook"),
     "nested function registered as a hook": ("def f(model):\n    def renorm(m, i):\n        w.data.add_(1)\n"
                                              "    model.register_forward_pre_hook(renorm)\n", "hook"),
-    "never called": ("class M:\n    def setup(self):\n        w.data.add_(1)\n", "unknown"),
+    "between a forward and its backward": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
+                                           "loss = net(x).sum()\nw.data.add_(1)\nloss.backward()\n", "step"),
+    "enable_grad inside no_grad, in a step": ("import torch\nimport torch.nn as nn\nnet = nn.Linear(2, 2)\n"
+                                              "w = net.weight\nwith torch.no_grad():\n    with torch.enable_grad():\n"
+                                              "        loss = net(x).sum()\n        w.data.add_(1)\n"
+                                              "        loss.backward()\n", "step"),
+}
+
+UNKNOWN = {
+    "module level": "w.data.add_(1)\n",
+    "unknown helper": "def update(m):\n    w.data.add_(1)\n",
+    "enable_grad inside no_grad": ("import torch\nwith torch.no_grad():\n    with torch.enable_grad():\n"
+                                   "        w.data.add_(1)\n"),
+    "set_grad_enabled(True)": "import torch\nwith torch.set_grad_enabled(True):\n    w.data.add_(1)\n",
+    "inference_mode(False)": "import torch\nwith torch.inference_mode(False):\n    w.data.add_(1)\n",
+    "never called": "class M:\n    def setup(self):\n        w.data.add_(1)\n",
     "a cycle of calls": ("class M:\n    def a(self):\n        self.b()\n    def b(self):\n        self.a()\n"
-                         "        w.data.add_(1)\n", "unknown"),
+                         "        w.data.add_(1)\n"),
     "def inside no_grad, called outside": ("import torch\nwith torch.no_grad():\n    def f():\n"
-                                           "        w.data.add_(1)\nf()\n", "unknown"),
-    "step of a non-optimizer": ("class Trainer:\n    def step(self):\n        w.data.add_(1)\n", "unknown"),
-    "lambda passed to apply": ("model.apply(lambda m: w.data.add_(1))\n", "unknown"),
-    "initialiser-looking hidden state": ("def init_hidden(self):\n    w.data.add_(1)\n", "unknown"),
-    "no_grad only around the items": ("import torch\nwith open(torch.no_grad()):\n    w.data.add_(1)\n", "unknown"),
+                                           "        w.data.add_(1)\nf()\n"),
+    "step of a non-optimizer": "class Trainer:\n    def step(self):\n        w.data.add_(1)\n",
+    "lambda passed to apply": "model.apply(lambda m: w.data.add_(1))\n",
+    "initialiser-looking hidden state": "def init_hidden(self):\n    w.data.add_(1)\n",
+    "a test named like an initialiser": "def test_weight_init_zero():\n    w.data.add_(1)\n",
+    "no_grad only around the items": "import torch\nwith open(torch.no_grad()):\n    w.data.add_(1)\n",
+    "after the backward": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
+                           "loss = net(x).sum()\nloss.backward()\nw.data.add_(1)\n"),
+    "forward of another module": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nother = nn.Linear(2, 2)\n"
+                                  "w = other.weight\nloss = net(x).sum()\nw.data.add_(1)\nloss.backward()\n"),
+    "forward under no_grad": ("import torch\nimport torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
+                              "with torch.no_grad():\n    out = net(x)\nw.data.add_(1)\nloss.backward()\n"),
+    "a backward between the forward and the write": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
+                                                     "loss = net(x).sum()\nloss.backward(retain_graph=False)\n"
+                                                     "w.data.add_(1)\nloss.backward()\n"),
 }
 
 
@@ -92,7 +113,13 @@ def test_graph_free_with_evidence(case):
     assert [(live, k) for _, live, k in contexts(source) if _ == "w" or _ == "p.grad"] == [(False, kind)]
 
 
-@pytest.mark.parametrize("case", sorted(POSSIBLY_LIVE))
-def test_possibly_live_without_evidence(case):
-    source, kind = POSSIBLY_LIVE[case]
+@pytest.mark.parametrize("case", sorted(LIVE))
+def test_live_with_evidence(case):
+    source, kind = LIVE[case]
     assert [(live, k) for _, live, k in contexts(source) if _ == "w"] == [(True, kind)]
+
+
+@pytest.mark.parametrize("case", sorted(UNKNOWN))
+def test_unknown_without_evidence(case):
+    """No evidence either way: not live (TCL104 says nothing), not graph-free (TCL119 states the condition)."""
+    assert [(live, k) for _, live, k in contexts(UNKNOWN[case]) if _ == "w"] == [(False, "unknown")]

@@ -130,6 +130,15 @@ class DataWrites(Rule):
                 return "likely"  # for g in grads: ...; for cpu_p, gpu_p in zip(cpu_params, gpu_params): ...
         return None
 
+    def keeps_metadata(self, data: cst.Attribute) -> bool:
+        """``p.data = <value>`` where the value is provably a fresh tensor of ``p``'s dtype, shape and device,
+        computed from ``p`` itself: ``p.data.clamp(0, 1)``, ``p.data * 2``, ``p.data / n`` of a parameter."""
+        grand = self.context.parent(2)
+        if not isinstance(grand, cst.Assign) or len(grand.targets) != 1:
+            return False
+        return _same_metadata(grand.value, dotted_name(data.value),
+                              self.context.value_of(data.value).kind is Kind.PARAMETER)
+
     def _visibly_not_tensor(self, value: cst.BaseExpression) -> bool:
         """``buffer.data = dataclasses.replace(...)``: a value known not to be a tensor, or made by a
         non-torch library function."""
@@ -178,3 +187,37 @@ def _detach(node: cst.Attribute) -> cst.Call:
     """``p.data`` → ``p.detach()``, keeping the dot's formatting and any parentheses."""
     return cst.Call(func=node.with_changes(attr=cst.Name("detach"), lpar=[], rpar=[]),
                     lpar=node.lpar, rpar=node.rpar)
+
+
+# Methods that return a new tensor of their receiver's dtype, shape and device, whatever the number arguments.
+_SAME_METADATA_METHODS = frozenset({"clamp", "clamp_min", "clamp_max", "clip", "abs", "neg", "sign", "renorm",
+                                    "clone", "contiguous", "detach"})
+
+
+def _same_metadata(value: cst.BaseExpression, name: Optional[str], floating: bool) -> bool:
+    """``value`` is computed from the tensor ``name`` (or ``name.data``) alone, by a method or an arithmetic
+    operation with a number that keeps dtype, shape and device (``/`` and float numbers only when the
+    tensor is floating: a Parameter)."""
+    if name is None:
+        return False
+    if dotted_name(value) in (name, name + ".data"):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _SAME_METADATA_METHODS \
+            and all(arg.keyword is None and _number(arg.value, floating) for arg in value.args):
+        return _same_metadata(value.func.value, name, floating)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract, cst.Multiply,
+                                                                               cst.Divide)):
+        if isinstance(value.operator, cst.Divide) and not floating:
+            return False
+        for tensor, other in ((value.left, value.right), (value.right, value.left)):
+            if _number(other, floating) and _same_metadata(tensor, name, floating):
+                return True
+    return False
+
+
+def _number(expr: cst.BaseExpression, floating: bool) -> bool:
+    """An int literal, or (for a floating tensor) a float literal, maybe negated."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, cst.Integer) or floating and isinstance(expr, cst.Float)

@@ -8,6 +8,8 @@ import libcst as cst
 
 from ..codes import GRAPH_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
+from ..positions import holder_of, positions_of
+from ..rule import NodeFix, Violation
 from ._data_writes import DataWrites, GraphContext
 
 
@@ -17,32 +19,41 @@ class DataMutation(DataWrites):
     ``p=[1,2,3]``, ``loss=(p*p).sum()``, ``p.data.add_(1)`` gives the gradient
     ``[4,6,8]`` instead of ``[2,4,6]``. The same write through ``p.detach()`` or
     under ``torch.no_grad()`` raises instead of corrupting. ``p.data = v`` rebinds
-    storage (dtype and shape may change silently).
+    storage, dtype and shape behind the graph.
 
-    Only writes where a graph may be live are reported: ``forward``, hooks,
-    training steps and any code not known to be graph-free. The same writes in
-    graph-free code (``torch.no_grad()`` blocks, ``__init__`` and initialisers,
-    functions passed to ``Module.apply``, ``nn.init``, weight loading and
-    conversion, an optimizer's ``step()``, ``.grad`` buffers) are TCL119's
-    (opt-in). Reads (``x.data.cpu()``, ``x.data.shape``) and ``.data`` attributes
-    of non-tensors (a Dataset's ``self.data``, configs) are not flagged.
+    Reported only where there is evidence that a graph holding the tensor is live:
+    in a module's ``forward`` (or a method called from it), in a forward or
+    backward hook, or after a forward of the written tensor's module and before
+    that step's ``backward()`` (the message names both calls). Every other
+    ``.data`` write (set-up before any forward, after ``backward()``, target
+    networks only run under ``no_grad``, helpers with no caller in sight) is
+    TCL119's (opt-in). Reads (``x.data.cpu()``, ``x.data.shape``) and ``.data``
+    attributes of non-tensors (a Dataset's ``self.data``, configs) are not flagged.
     """
 
     code = "TCL104"
     name = "data-mutation"
     message = (
-        "in-place write through `.data` where a graph may be live: autograd does not see it, so a graph that "
-        "saved this tensor silently gets wrong gradients; use `.detach()` (backward then raises) or `torch.no_grad()`"
+        "in-place write through `.data` {where}: autograd does not see the write, so backward() silently uses the "
+        "new values; use `.detach()` (backward then raises) or `torch.no_grad()`"
     )
     rebind_message = (
-        "assigning to `.data` swaps the tensor's storage behind autograd (dtype/shape may change silently); "
-        "use `with torch.no_grad(): p.copy_(v)`"
+        "assigning to `.data` swaps the tensor's storage, dtype and shape behind autograd {where}: backward uses "
+        "the new values where the graph saved the tensor itself (`x * w`) and the old ones where it saved a view "
+        "(`F.linear` saves `w.t()`); rebind it outside the step, after `backward()`"
     )
     triggers = TRIGGERS["TCL104"]  # in codes.py, importable without LibCST
     segment_triggers = (TRIGGERS["TCL104"][1] + "|" + GRAPH_EVIDENCE,)  # keep the callers the context reads
 
     VALID = [
         "x = t.data.cpu()",
+        "for p in model.parameters():\n    p.data.add_(1)",
+        "import torch\np = torch.zeros(3)\np.data = torch.ones(3)",
+        "def f(param):\n    param.data = param.data.to(torch.float32)",
+        "out = model(x)\nloss = out.sum()\nloss.backward()\nfor p in model.parameters():\n    p.data.add_(1)",
+        "import torch\nwith torch.no_grad():\n    out = model(x)\nfor p in model.parameters():\n    p.data.add_(1)\n"
+        "loss.backward()",
+        "out = policy(x)\nfor p in target.parameters():\n    p.data.mul_(0.9)\nout.sum().backward()",
         "class D(Dataset):\n    def f(self):\n        self.data[0] = 1\n        self.data = []",
         "cfg.data = 'path'",
         "card = ModelCard.load(repo)\ncard.data = card_data",
@@ -54,15 +65,18 @@ class DataMutation(DataWrites):
         "class M(nn.Module):\n    def __init__(self):\n        self.fc.weight.data.normal_(0, 0.01)",
     ]
     INVALID = [
-        "for p in model.parameters():\n    p.data.add_(1)",
-        "import torch\np = torch.zeros(3)\np.data = torch.ones(3)",
-        "for p in model.parameters():\n    p.data[0] = 1",
-        "def f(param):\n    param.data = param.data.to(torch.float32)",
-        "def f(shared_param, prim_param):\n    shared_param.data = prim_param",
-        "import torch\ndef f(mask):\n    mask.data = torch.zeros_like(mask)",
-        "for group in optimizer.param_groups:\n    for p in group['params']:\n        p.data = p.to('cpu')",
+        "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nout = model(x)\nfor p in model.parameters():\n"
+        "    p.data.add_(1)\nout.sum().backward()",
+        "import torch.nn as nn\nnet = nn.Linear(2, 2)\nloss = net(x).sum()\nnet.weight.data[0] = 1\nloss.backward()",
+        "import torch.nn as nn\nnet = nn.Linear(2, 2)\nloss = net(x).sum()\nnet.weight.data = net.weight.data.half()\n"
+        "loss.backward()",
         "class A(nn.Module):\n    def forward(self, x, mask):\n        self.weight.data.masked_fill_(mask, 0)",
+        "def hook(module, inputs):\n    module.weight.data.mul_(0.5)\nmodel.register_forward_pre_hook(hook)",
     ]
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._pending: list = []
 
     def wants(self, context: GraphContext) -> bool:
         return context.live
@@ -70,11 +84,39 @@ class DataMutation(DataWrites):
     def found(self, node: cst.Attribute, context: GraphContext, evidence: str, form: str,
               replacement: Optional[cst.BaseExpression]) -> None:
         if form == "rebind":
-            self.report(node, self.rebind_message)
-            return
-        message = self.message
-        if context.kind in ("forward", "hook"):
+            message = self.rebind_message.format(where="{where}")
+            replacement = None
+        elif context.kind in ("forward", "hook"):
             message = (f"in-place write through `.data` {context.where}: autograd does not see it, so backward() "
                        "silently uses the new values; use `.detach()` (backward then raises) or `torch.no_grad()`")
+        else:
+            message = self.message
+        if context.kind == "step":  # the lines of the forward and the backward are known after the walk
+            self._pending.append((node, context, message, replacement, holder_of(self.context.stack)))
+            return
         # Unsafe: with a live graph the fixed code raises where the old one silently corrupted.
-        self.report(node, message, replacement=replacement, applicability=Applicability.UNSAFE)
+        self.report(node, message.format(where=context.where), replacement=replacement,
+                    applicability=Applicability.UNSAFE)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        if not self._pending:
+            return
+        calls = [call for _, context, _, _, _ in self._pending for call in context.evidence]
+        found = positions_of(self.context.module, calls)
+        line = self.context.original_line
+        for where, context, message, replacement, holder in self._pending:
+            forward, backward = context.evidence
+            phrase = (f"between `{_short(self.context.module, forward)}` (line {line(found[id(forward)].start.line)}), "
+                      f"whose graph saved this tensor, and `{_short(self.context.module, backward)}` "
+                      f"(line {line(found[id(backward)].start.line)}), which backpropagates through it")
+            fix = NodeFix(where, replacement, Applicability.UNSAFE) if replacement is not None else None
+            self.context.violations.append(Violation(self.code, where, message.format(where=phrase), fix, holder))
+        self._pending = []
+
+
+def _short(module: cst.Module, call: cst.Call) -> str:
+    """``model(x)``, or ``model(...)`` when the call's text is long or spans lines."""
+    text = module.code_for_node(call)
+    if len(text) <= 40 and "\n" not in text:
+        return text
+    return (module.code_for_node(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else "...") + "(...)"

@@ -1,22 +1,34 @@
-"""Autograd context: whether a graph can be recording, or saved tensors backpropagated, at a statement.
+"""Autograd context: whether a graph that saved a tensor is live at a statement.
 
 A write that bypasses autograd's version counter (``p.data.add_()``) only corrupts gradients where a
-graph that saved the tensor can still be backpropagated. Where no graph can be live it is a legacy idiom.
-Calling a context *graph-free* needs evidence; everything else (``forward``, hooks, training steps,
-unknown helpers, module-level code) is *possibly live*. The evidence, innermost first:
+graph that saved the tensor can still be backpropagated. Each answer rests on evidence, one way or the
+other; where there is none the context is *unknown* (not live: a diagnostic must not say a graph is
+live without evidence for it).
+
+Evidence that a graph is live (``GraphContext.live``):
+
+- the enclosing function is a module's ``forward`` (or a method only called from one), or a hook
+  (registered with ``register_*hook``, or named as a forward/backward hook);
+- the write runs after a forward of the written tensor's module and before the ``backward()`` of that
+  step (``training_order.py``; the context's ``evidence`` holds the two calls).
+
+Evidence that no graph can be live, innermost first:
 
 - the written tensor is a ``.grad`` buffer (``p.grad.data.zero_()``);
 - the write is an argument of ``torch.nn.init.*`` (which runs under ``no_grad``);
 - a ``with torch.no_grad()`` / ``torch.inference_mode()`` / ``torch.set_grad_enabled(False)`` block, or a
-  function decorated with one (``torch.enable_grad()`` / ``set_grad_enabled(True)`` make it live again);
+  function decorated with one (``torch.enable_grad()`` / ``set_grad_enabled(True)`` turn recording on
+  again: then only the training order can tell);
 - the enclosing function: ``__init__``, an initialiser (``reset_parameters``, ``_init_weights``,
-  ``init_*``...), a function passed to ``Module.apply`` (or timm's ``named_apply``), a weight loading or
-  conversion helper (``load_*``, ``convert_*``, ``fuse``, ``reparameterize``, ``switch_to_deploy``,
-  ``merge_*``...), the ``step()`` of an ``Optimizer`` subclass; a method whose every call in its class
-  (``self.m(...)``), and a nested function whose every call in its enclosing function, is graph-free.
+  ``init_*``...; never a test function, whatever its name), a function passed to ``Module.apply`` (or
+  timm's ``named_apply``), a weight loading or conversion helper (``load_*``, ``convert_*``, ``fuse``,
+  ``merge_*``, a state-dict hook...), the ``step()`` of an ``Optimizer`` subclass; a method whose every
+  call in its class (``self.m(...)``), and a nested function whose every call in its enclosing function,
+  is graph-free.
 
 API (``SemanticModel.autograd``): ``context(stack, written=None) -> GraphContext`` for the node at the top
-of ``stack`` (a rule's ``context.stack``); ``written`` is the tensor expression written, if any.
+of ``stack`` (a rule's ``context.stack``); ``written`` is the tensor expression written, if any (the
+training order needs it to link the write to a forward).
 """
 
 from __future__ import annotations
@@ -29,19 +41,26 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..walk import children, nodes_of_type
+from .training_order import TrainingOrder
 
 
 @dataclass(frozen=True)
 class GraphContext:
-    """``live``: a graph may be live here. ``kind``: no_grad, grad, nn.init, init, apply, load, optimizer
-    (graph-free) or forward, hook, unknown (possibly live). ``where``: a phrase for messages."""
+    """``live``: evidence says a graph is live here. ``kind``: forward, hook, step (live); no_grad, grad,
+    nn.init, init, apply, load, optimizer (graph-free); unknown (no evidence either way). ``where``: a
+    phrase for messages. ``evidence``: for ``step``, the forward call and the backward call around it."""
 
     live: bool
     kind: str
     where: str
+    evidence: Tuple[cst.CSTNode, ...] = ()
+
+    @property
+    def graph_free(self) -> bool:
+        return not self.live and self.kind != "unknown"
 
 
-UNKNOWN = GraphContext(True, "unknown", "where a graph may be live")
+UNKNOWN = GraphContext(False, "unknown", "where nothing shows whether a graph is live")
 FORWARD = GraphContext(True, "forward", "in `forward`, where a graph is being recorded")
 HOOK = GraphContext(True, "hook", "in a hook, which runs while a graph is being recorded")
 NO_GRAD = GraphContext(False, "no_grad", "under `torch.no_grad()`")
@@ -63,6 +82,7 @@ _LOAD_WORDS = frozenset({"load", "loading", "unload", "convert", "conversion", "
                          "reparameterize", "reparameterise", "reparam", "deploy", "merge", "unmerge", "freeze",
                          "unfreeze", "quantize", "dequantize", "resize", "resized", "setstate"})
 _LIVE_WORDS = frozenset({"hidden", "state", "states", "forward", "hook", "step", "backward", "train", "loss"})
+_STATE_DICT_WORDS = frozenset({"load", "save", "dict", "checkpoint"})
 _APPLY = re.compile(r"(?:^|\.)(?:named_)?apply$")
 
 
@@ -78,8 +98,10 @@ def _named(name: str) -> Optional[GraphContext]:
     if name == "forward" or name == "__call__":
         return FORWARD
     if "hook" in words:
+        if words & _STATE_DICT_WORDS:  # _load_state_dict_pre_hook: runs in load_state_dict, not in a forward
+            return GraphContext(False, "load", f"in the state-dict hook `{name}`")
         return HOOK
-    if words & _LIVE_WORDS:
+    if name.startswith("test") or words & _LIVE_WORDS:  # a test is not an initialiser for its name
         return None
     if words & _INIT_WORDS or "reset" in words and any(w.startswith("param") for w in words):
         return GraphContext(False, "init", f"in the initialiser `{name}`")
@@ -93,6 +115,7 @@ class AutogradContexts:
 
     def __init__(self, model) -> None:
         self.model = model
+        self.order = TrainingOrder(model, self._recording)
         self._functions: Dict[int, Optional[GraphContext]] = {}
         self._applied: Optional[Set[str]] = None
         self._hooked: Set[str] = set()
@@ -103,23 +126,36 @@ class AutogradContexts:
     def context(self, stack: Sequence[cst.CSTNode], written: Optional[cst.BaseExpression] = None) -> GraphContext:
         if written is not None and _is_grad(written):
             return GRAD
-        return self._at(list(stack), len(stack) - 1)
+        return self._at(list(stack), len(stack) - 1, written)
 
-    def _at(self, stack: List[cst.CSTNode], top: int) -> GraphContext:
+    def _at(self, stack: List[cst.CSTNode], top: int, written: Optional[cst.BaseExpression] = None) -> GraphContext:
         """The context of ``stack[top]``, looking outward from it."""
+        recording = False  # inside enable_grad(): an outer no_grad says nothing
         for i in range(top - 1, -1, -1):
             node, child = stack[i], stack[i + 1]
             if isinstance(node, cst.Call) and isinstance(child, cst.Arg) and self._is_nn_init(node):
                 return NN_INIT
-            if isinstance(node, cst.With) and child is node.body:
+            if isinstance(node, cst.With) and child is node.body and not recording:
                 mode = self._with_mode(node)
-                if mode is not None:
+                if mode is not None and mode.kind == "no_grad":
                     return mode
+                recording = mode is not None
             if isinstance(node, cst.Lambda):
                 return UNKNOWN
             if isinstance(node, cst.FunctionDef) and child is node.body:
-                return self._function(stack, i)
-        return UNKNOWN  # module-level code: a script may run it after a forward
+                found = self._function(stack, i)
+                if recording and found.graph_free:
+                    found = UNKNOWN
+                return found if found is not UNKNOWN else self._ordered(stack, top, i, written)
+        return self._ordered(stack, top, 0, written) if stack and isinstance(stack[0], cst.Module) else UNKNOWN
+
+    def _ordered(self, stack: List[cst.CSTNode], top: int, scope: int,
+                 written: Optional[cst.BaseExpression]) -> GraphContext:
+        """Live where the write runs between a forward of its module and that step's backward."""
+        around = self.order.live_between(stack, top, scope, written)
+        if around is None:
+            return UNKNOWN
+        return GraphContext(True, "step", "between a forward and its backward", around)
 
     # --- grad mode ------------------------------------------------------------------------------------
 
@@ -133,15 +169,15 @@ class AutogradContexts:
         if q in _NO_GRAD:
             if q.endswith("inference_mode") and call is not None and call.args \
                     and _false(call.args[0].value):
-                return GraphContext(True, "unknown", "under `inference_mode(False)`")
+                return GraphContext(False, "unknown", "under `inference_mode(False)`")
             return NO_GRAD
         if q in _ENABLE_GRAD:
-            return GraphContext(True, "unknown", "under `torch.enable_grad()`")
+            return GraphContext(False, "unknown", "under `torch.enable_grad()`")
         if q in _SET_GRAD and call is not None and call.args:
             if _false(call.args[0].value):
                 return GraphContext(False, "no_grad", "under `torch.set_grad_enabled(False)`")
             if isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True":
-                return GraphContext(True, "unknown", "under `torch.set_grad_enabled(True)`")
+                return GraphContext(False, "unknown", "under `torch.set_grad_enabled(True)`")
         return None
 
     def _with_mode(self, node: cst.With) -> Optional[GraphContext]:
@@ -150,6 +186,11 @@ class AutogradContexts:
             if mode is not None:
                 return mode
         return None
+
+    def _recording(self, node: cst.With) -> Optional[bool]:
+        """Whether a with block turns recording off (False), on again (True), or neither (None)."""
+        mode = self._with_mode(node)
+        return None if mode is None else mode.kind != "no_grad"
 
     def _is_nn_init(self, call: cst.Call) -> bool:
         return self._qualified(call.func).startswith("torch.nn.init.")
@@ -198,7 +239,8 @@ class AutogradContexts:
             for node in nodes_of_type(self.model.module, cst.Call):
                 func = dotted_name(node.func) or ""
                 applied = _APPLY.search(func)
-                if not node.args or not applied and "hook" not in func.rsplit(".", 1)[-1]:
+                last = func.rsplit(".", 1)[-1]
+                if not node.args or not applied and ("hook" not in last or "state_dict" in last):
                     continue
                 arg = node.args[0].value
                 if isinstance(arg, cst.Call) and arg.args and (dotted_name(arg.func) or "").endswith("partial"):
@@ -217,12 +259,16 @@ class AutogradContexts:
 
     def _from_callers(self, outer: List[cst.CSTNode], scope: cst.CSTNode, callee: str) -> Optional[GraphContext]:
         """Graph-free when ``callee`` (``self.m`` in a class, a name in a function) is only ever called in
-        ``scope`` (no other use: a hook registration passes it), at least once, and every call is graph-free."""
+        ``scope`` (no other use: a hook registration passes it), at least once, and every call is graph-free;
+        live when one of those calls is in a forward or a hook."""
         uses = self._references(outer, scope).get(callee, [])
         if not uses or any(not is_call for is_call, _ in uses):
             return None  # never called here, or referenced otherwise: passed somewhere, stored, rebound
         contexts = [self._at(path, len(path) - 1) for _, path in uses]
-        if any(c.live for c in contexts):
+        live = next((c for c in contexts if c.live and c.kind in ("forward", "hook")), None)
+        if live is not None:
+            return GraphContext(True, live.kind, f"in `{callee}`, called {live.where}")
+        if any(not c.graph_free for c in contexts):
             return None
         return GraphContext(False, contexts[0].kind, f"in `{callee}`, called only {contexts[0].where}")
 

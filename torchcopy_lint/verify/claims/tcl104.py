@@ -217,3 +217,57 @@ for _context, _hook in (("forward", False), ("hook", True)):
           f"in a module's {_context}, after w is used, w.data.add_(1) leaves backward of sum(w*w) silently wrong "
           "([4, 6, 8], not [2, 4, 6]) while w.detach().add_(1) makes it raise",
           tags={"hazard"})(_live_context_check(_hook))
+
+
+def _mlp_step(device: str, between: Callable[[object], None]):
+    """A two-layer network's step: forward, ``between(net)``, backward; returns the first layer's gradient
+    (which backpropagates through the second layer's weight, saved by the forward)."""
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)).to(device)
+    x = torch.randn(5, 3, device=device)
+    loss = net(x).pow(2).sum()
+    between(net)
+    loss.backward()
+    return net[0].weight.grad.clone()
+
+
+@claim("TCL104-step-write-corrupts-grad", "TCL104",
+       "between a forward and its backward, net[2].weight.data.mul_(0.5) silently changes the gradient backward "
+       "computes for net[0] (it uses the written weight), while net[2].weight.detach().mul_(0.5) makes it raise",
+       tags={"hazard"})
+def _tcl104_step_write_corrupts_grad(device: str) -> None:
+    import torch
+
+    untouched = _mlp_step(device, lambda net: None)
+    written = _mlp_step(device, lambda net: net[2].weight.data.mul_(0.5))  # noqa: TCL104
+    assert not torch.equal(untouched, written), "the write through .data did not change the gradient"
+    try:
+        _mlp_step(device, lambda net: net[2].weight.detach().mul_(0.5))
+    except RuntimeError as exc:
+        assert INPLACE_ERROR in str(exc), f"unexpected error {exc}"
+    else:
+        raise AssertionError("the write through .detach() did not raise")
+
+
+@claim("TCL104-rebind-saved-self-or-view", "TCL104",
+       "w.data = v between a forward and its backward: where the graph saved w itself (x * w) backward uses v, "
+       "where it saved a view (F.linear saves w.t()) backward uses the old values",
+       tags={"hazard"})
+def _tcl104_rebind_saved_self_or_view(device: str) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.full((3,), 2.0, device=device, requires_grad=True)
+    w = torch.nn.Parameter(torch.ones(3, device=device))
+    loss = (x * w).sum()
+    w.data = torch.full((3,), 5.0, device=device)  # noqa: TCL104
+    loss.backward()
+    assert x.grad.tolist() == [5.0, 5.0, 5.0], f"x * w: x.grad {x.grad.tolist()}, expected the new w [5, 5, 5]"
+    x = torch.full((1, 3), 2.0, device=device, requires_grad=True)
+    w = torch.nn.Parameter(torch.ones(2, 3, device=device))
+    loss = F.linear(x, w).sum()
+    w.data = torch.full((2, 3), 5.0, device=device)  # noqa: TCL104
+    loss.backward()
+    assert x.grad.tolist() == [[2.0, 2.0, 2.0]], f"F.linear: x.grad {x.grad.tolist()}, expected the old w's [2, 2, 2]"

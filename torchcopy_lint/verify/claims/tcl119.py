@@ -155,3 +155,62 @@ def _tcl119_init_without_data(device: str) -> None:
         via_data, direct = results
         assert direct.is_leaf and direct.requires_grad, f"init.{name}(w) changed w's autograd state"
         assert_same_tensor(via_data, direct, f"init.{name}(w.data) vs init.{name}(w)")
+
+
+@claim("TCL119-data-assign-keeps-object", "TCL119",
+       "p.data = v keeps the Parameter object that the module and the optimizer hold, and gives it v's dtype, "
+       "shape and storage: a float64 value makes the float32 weight float64",
+       tags={"hazard"})
+def _tcl119_data_assign_keeps_object(device: str) -> None:
+    import torch
+
+    layer = torch.nn.Linear(3, 2).to(device)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+    weight = layer.weight
+    value = torch.ones(4, 3, dtype=torch.float64, device=device)
+    weight.data = value  # noqa: TCL119
+    assert layer.weight is weight and optimizer.param_groups[0]["params"][0] is weight, "the object was replaced"
+    assert (weight.dtype, tuple(weight.shape)) == (torch.float64, (4, 3)), f"{weight.dtype} {tuple(weight.shape)}"
+    assert weight.data_ptr() == value.data_ptr(), "the weight does not take the value's storage"
+
+
+@claim("TCL119-copy-is-not-a-rebind", "TCL119",
+       "with torch.no_grad(): b.copy_(v) casts v into b's old dtype and storage (an int64 buffer gets -8 for "
+       "-8.667) and a state_dict() snapshot taken before sees the write, where b.data = v takes v's dtype and "
+       "leaves the snapshot's values alone",
+       tags={"hazard"})
+def _tcl119_copy_is_not_a_rebind(device: str) -> None:
+    import torch
+
+    def buffer_module():
+        module = torch.nn.Module()
+        module.register_buffer("b", torch.tensor([1, 2], device=device))
+        return module
+
+    value = torch.tensor([-8.667, 0.5], device=device)
+    rebound, copied = buffer_module(), buffer_module()
+    kept_rebound, kept_copied = rebound.state_dict(), copied.state_dict()
+    rebound.b.data = value  # noqa: TCL119
+    with torch.no_grad():
+        copied.b.copy_(value)
+    assert rebound.b.dtype == torch.float32 and copied.b.dtype == torch.int64, "dtypes"
+    assert copied.b.tolist() == [-8, 0], f"copy_ gave {copied.b.tolist()}"
+    assert kept_rebound["b"].tolist() == [1, 2], "the snapshot changed under .data ="
+    assert kept_copied["b"].tolist() == [-8, 0], "the snapshot did not see copy_'s write"
+
+
+@claim("TCL119-same-metadata-rebind-is-copy", "TCL119",
+       "where the value is computed from p with p's dtype, shape and device (p.data = p.data.clamp(0, 1)), "
+       "with torch.no_grad(): p.copy_(p.clamp(0, 1)) gives the same values, dtype and object",
+       tags={"fix"})
+def _tcl119_same_metadata_rebind_is_copy(device: str) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    start = torch.randn(4, 3, device=device)
+    rebound = torch.nn.Parameter(start.clone())
+    copied = torch.nn.Parameter(start.clone())
+    rebound.data = rebound.data.clamp(0, 1) * 2  # noqa: TCL119
+    with torch.no_grad():
+        copied.copy_(copied.clamp(0, 1) * 2)
+    assert_same_tensor(rebound, copied, "p.data = f(p) vs no_grad copy_")

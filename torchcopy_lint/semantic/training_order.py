@@ -1,0 +1,159 @@
+"""Training-step order: evidence that a graph holding a tensor is live at a statement.
+
+A graph is built by a module's forward (``out = model(x)``), saves the module's parameters, and is
+freed by ``loss.backward()`` (unless ``retain_graph=True``). A ``.data`` write to a parameter of
+``model`` is therefore hazardous exactly where it runs after such a forward and before that backward:
+backward then uses the written values. This module finds that order in one scope (a function's
+body, or module-level code), in the order the code reads, without wrapping around loops: in a loop
+whose body runs forward, backward, then the write, the next iteration's forward records a new graph
+after the write, so nothing is live at it.
+
+Evidence for the forward: a call of a value the semantic model knows is a module (``model(x)``,
+``self.encoder(h)``, ``model.forward(x)``), not inside a ``torch.no_grad()``/``inference_mode()``
+block, whose name is a prefix of the written tensor's (``model`` and ``model.fc.weight``; a loop
+variable over ``model.parameters()``; a name assigned ``model.fc.weight``). Without that link there is
+no evidence, and the answer is None.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from ..imports import dotted_name
+from ..walk import children
+from .kinds import Kind
+
+#: Methods whose result iterates (or is) the module's own tensors: ``for p in model.parameters()``.
+_OWN_TENSORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules",
+                          "named_modules", "children", "named_children"})
+#: Calls a written receiver may pass through and still be the module's tensor: ``model.fc.weight.view(-1)``.
+_SAME_TENSOR = frozenset({"view", "view_as", "reshape", "t", "transpose", "permute", "flatten", "squeeze",
+                          "unsqueeze", "expand", "narrow", "select", "detach", "data", "values", "items"})
+
+Event = Tuple[int, str, cst.Call, str]  # (order, 'forward' | 'backward', the call, the forwarded module's name)
+
+
+class TrainingOrder:
+    """``live_between(stack, top, written)``: the (forward, backward) calls around the node at
+    ``stack[top]`` that show a graph holding ``written`` is live there, or None."""
+
+    def __init__(self, model, grad_mode) -> None:
+        self.model = model
+        self._grad_mode = grad_mode  # With -> True (turns recording on), False (off) or None (neither)
+        self._scopes: Dict[int, Tuple[Dict[int, int], List[Event]]] = {}
+
+    def live_between(self, stack: Sequence[cst.CSTNode], top: int, scope_index: int,
+                     written: Optional[cst.BaseExpression]) -> Optional[Tuple[cst.Call, cst.Call]]:
+        if written is None:
+            return None
+        owners = self._owners(written, list(stack[:top + 1]))
+        if not owners:
+            return None
+        order, events = self._events(list(stack[:scope_index + 1]))
+        at = order.get(id(stack[top]))
+        if at is None:
+            return None
+        forward = None
+        for position, what, call, name in events:
+            if position < at:
+                if what == "backward":
+                    forward = None  # that step's graph is freed: nothing before it is live
+                elif any(owner == name or owner.startswith(name + ".") for owner in owners):
+                    forward = call
+            elif what == "backward" and forward is not None:
+                return forward, call
+        return None
+
+    # --- the written tensor's module --------------------------------------------------------------
+
+    def _owners(self, written: cst.BaseExpression, stack: List[cst.CSTNode], depth: int = 0) -> List[str]:
+        """Dotted names the written tensor is reached through: ``model.fc.weight`` for
+        ``model.fc.weight.data``; ``model`` for ``p`` of ``for p in model.parameters()``."""
+        expr = written
+        while True:
+            if isinstance(expr, cst.Subscript):
+                expr = expr.value
+            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                    and expr.func.attr.value in _SAME_TENSOR:
+                expr = expr.func.value
+            elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+                expr = expr.value
+            else:
+                break
+        name = dotted_name(expr)
+        if name is None:
+            return []
+        if not isinstance(expr, cst.Name) or depth > 2:
+            return [name]
+        found: List[str] = []
+        for binding in self.model.reaching(expr, stack):
+            value = binding.value
+            if binding.how == "iter" and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _OWN_TENSORS:
+                owner = dotted_name(value.func.value)
+                if owner is None:
+                    return []
+                found.append(owner)
+            elif binding.how == "assign" and not binding.path and isinstance(value, cst.BaseExpression):
+                inner = self._owners(value, stack, depth + 1)
+                if not inner:
+                    return []
+                found.extend(inner)
+            else:
+                return []  # a parameter, an unpacked pair, a loop over something else: no link
+        return found
+
+    # --- the scope's forwards and backwards -------------------------------------------------------
+
+    def _events(self, outer: List[cst.CSTNode]) -> Tuple[Dict[int, int], List[Event]]:
+        """Every node of the scope ``outer[-1]`` numbered in reading order (nested defs, classes and lambdas
+        left out: they run elsewhere), and its forward and backward calls in that order."""
+        scope = outer[-1]
+        memo = self._scopes.get(id(scope))
+        if memo is not None:
+            return memo
+        order: Dict[int, int] = {}
+        events: List[Event] = []
+        path: List[cst.CSTNode] = outer[:-1]
+        pending: List[Optional[cst.CSTNode]] = [scope]
+        modes: List[Optional[bool]] = []  # the grad modes of the with blocks around, innermost last
+        while pending:
+            node = pending.pop()
+            if node is None:
+                if isinstance(path.pop(), cst.With):
+                    modes.pop()
+                continue
+            order[id(node)] = len(order)
+            if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call):
+                recording_off = next((mode is False for mode in reversed(modes) if mode is not None), False)
+                self._classify(node, path + [node], recording_off, len(order), events)
+            if isinstance(node, cst.With):
+                modes.append(self._grad_mode(node))
+            path.append(node)
+            pending.append(None)
+            pending.extend(reversed(list(children(node))))
+        self._scopes[id(scope)] = (order, events)
+        return order, events
+
+    def _classify(self, call: cst.Call, stack: List[cst.CSTNode], recording_off: bool, position: int,
+                  events: List[Event]) -> None:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" \
+                or self.model.imports.qualified_name(func) == "torch.autograd.backward":
+            if not any(arg.keyword is not None and arg.keyword.value == "retain_graph"
+                       and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+                       for arg in call.args):
+                events.append((position, "backward", call, ""))
+            return
+        if recording_off:
+            return
+        callee = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
+        name = dotted_name(callee)
+        if name is None or not isinstance(callee, (cst.Name, cst.Attribute)):
+            return
+        if self.model.value_of(callee, stack).kind is Kind.MODULE:
+            events.append((position, "forward", call, name))
