@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from typing import List, Optional, Sequence
 
-from .core import ALL_DEVICES, Claim, Outcome, Status, available_devices, evaluate, torch_available
+from .core import (
+    ALL_DEVICES, NOT_INSTALLED, Claim, Outcome, Status, available_devices, evaluate, missing_modules, torch_available,
+)
 
 __all__ = ["main", "available_devices", "run_claims", "Claim", "Outcome", "Status"]
 
@@ -20,9 +23,11 @@ EXIT_NO_TORCH = 2
 
 
 def run_claims(claims: Sequence[Claim], devices: Sequence[str] = ALL_DEVICES) -> List[Outcome]:
-    """Evaluate every claim on every device, in registry order."""
+    """Evaluate every claim on every device, in registry order; a claim whose device or declared module is
+    missing here is skipped with that reason."""
     available = available_devices()
-    return [evaluate(claim, device, available) for claim in claims for device in devices]
+    missing = missing_modules(module for claim in claims for module in claim.requires)
+    return [evaluate(claim, device, available, missing) for claim in claims for device in devices]
 
 
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -51,7 +56,7 @@ def _select(claims: Sequence[Claim], args: argparse.Namespace) -> List[Claim]:
 def _render_table(outcomes: Sequence[Outcome], devices: Sequence[str]) -> str:
     by_claim = {}
     for outcome in outcomes:
-        by_claim.setdefault(outcome.claim.id, {"claim": outcome.claim})[outcome.device] = outcome.status.value
+        by_claim.setdefault(outcome.claim.id, {"claim": outcome.claim})[outcome.device] = outcome.cell
     headers = ["rule", "claim", *devices, "statement"]
     rows = [[e["claim"].rule, e["claim"].id, *(e[d] for d in devices), e["claim"].statement] for e in by_claim.values()]
     widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers) - 1)]
@@ -73,6 +78,7 @@ def _as_json(outcomes: Sequence[Outcome], torch_version: str) -> str:
                     "rule": o.claim.rule,
                     "statement": o.claim.statement,
                     "tags": sorted(o.claim.tags),
+                    "requires": list(o.claim.requires),
                     "device": o.device,
                     "status": o.status.name.lower(),
                     "detail": o.detail,
@@ -84,8 +90,22 @@ def _as_json(outcomes: Sequence[Outcome], torch_version: str) -> str:
     )
 
 
+def summary(outcomes: Sequence[Outcome]) -> str:
+    """What ran and what did not: ``N hold, M do not hold, K skipped (numpy not installed: ...; ...)``."""
+    held = sum(o.status is Status.HOLDS for o in outcomes)
+    failed = sum(o.status is Status.FAILS for o in outcomes)
+    reasons = Counter(o.detail for o in outcomes if o.status is Status.SKIPPED)
+    line = f"{held} hold, {failed} do not hold, {sum(reasons.values())} skipped"
+    if reasons:
+        line += " (" + "; ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items())) + ")"
+    return line
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the selected claims; 0 when every applicable claim holds, 1 when one does not, 2 without torch."""
+    """Run the selected claims; 0 when every claim that ran holds, 1 when one does not, 2 without torch.
+
+    A claim whose device or declared module (numpy) is missing does not run: it is reported as skipped
+    with the reason and counts neither way."""
     args = _parse_args(sys.argv[1:] if argv is None else argv)
     if not torch_available():
         print("torchcopy-lint verify needs torch, which is not installed here "
@@ -110,7 +130,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(_render_table(outcomes, ALL_DEVICES))
         for failure in failures:
             print(f"\n{failure.claim.id} on {failure.device} DOES NOT HOLD: {failure.detail}")
-        held = sum(o.status is Status.HOLDS for o in outcomes)
-        print(f"\n{held} checks hold, {len(failures)} do not, "
-              f"{sum(o.status is Status.NO_DEVICE for o in outcomes)} skipped (no CUDA)")
+        print(f"\n{summary(outcomes)}")
+        if any(o.status is Status.SKIPPED and o.detail.endswith(NOT_INSTALLED) for o in outcomes):
+            print("Skipped claims were not checked: pip install 'torchcopy-lint[verify]' installs torch and numpy.")
     return 1 if failures else 0

@@ -7,11 +7,17 @@ and must keep working on machines without torch.
 from __future__ import annotations
 
 import enum
+import importlib
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Collection, Iterable, List, Optional, Set, Tuple
 
 #: Every device a claim can be checked on, in table order.
 ALL_DEVICES: Tuple[str, ...] = ("cpu", "cuda")
+
+#: How reports name a device.
+DEVICE_NAMES = {"cpu": "CPU", "cuda": "CUDA"}
+#: The end of the reason a claim was skipped for a missing module (``numpy not installed``).
+NOT_INSTALLED = "not installed"
 
 
 @dataclass(frozen=True)
@@ -19,7 +25,9 @@ class Claim:
     """One statement about torch behaviour that a rule, its fix or its docs relies on.
 
     ``check(device)`` returns nothing when the statement holds on ``device`` and raises
-    ``AssertionError`` with a precise message when it does not.
+    ``AssertionError`` with a precise message when it does not. ``requires`` names the modules besides
+    torch that the check imports or that torch needs for it (numpy for the numpy bridge): where one is
+    missing the claim is skipped, not failed. A check that raises for any other reason fails.
     """
 
     id: str
@@ -28,6 +36,7 @@ class Claim:
     check: Callable[[str], None]
     devices: Tuple[str, ...] = ALL_DEVICES
     tags: frozenset = field(default_factory=frozenset)
+    requires: Tuple[str, ...] = ()
 
     def applies_to(self, device: str) -> bool:
         return device in self.devices
@@ -36,7 +45,7 @@ class Claim:
 class Status(enum.Enum):
     HOLDS = "holds"
     FAILS = "DOES NOT HOLD"
-    NO_DEVICE = "skipped (no CUDA)"
+    SKIPPED = "skipped"  #: a prerequisite is missing (the outcome's detail says which): the check did not run
     NOT_APPLICABLE = "n/a"
 
 
@@ -46,6 +55,11 @@ class Outcome:
     device: str
     status: Status
     detail: Optional[str] = None
+
+    @property
+    def cell(self) -> str:
+        """The outcome in the report's table: a skip names its reason."""
+        return f"skipped ({self.detail})" if self.status is Status.SKIPPED else self.status.value
 
 
 def torch_available() -> bool:
@@ -64,12 +78,39 @@ def available_devices() -> List[str]:
     return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-def evaluate(claim: Claim, device: str, available: List[str]) -> Outcome:
-    """Run one claim on one device and classify the result for the report."""
+def missing_modules(names: Iterable[str]) -> Set[str]:
+    """The modules among ``names`` that cannot be imported here."""
+    missing = set()
+    for name in set(names):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.add(name)
+    return missing
+
+
+def missing_prerequisite(claim: Claim, device: str, available: Collection[str],
+                         missing: Collection[str] = ()) -> Optional[str]:
+    """Why ``claim`` cannot run on ``device`` here (the device first, then a module), or None."""
+    if device not in available:
+        return f"{DEVICE_NAMES.get(device, device)} not available"
+    for module in claim.requires:
+        if module in missing:
+            return f"{module} {NOT_INSTALLED}"
+    return None
+
+
+def evaluate(claim: Claim, device: str, available: Collection[str], missing: Collection[str] = ()) -> Outcome:
+    """Run one claim on one device and classify the result for the report.
+
+    ``missing`` holds the modules that are not installed (see :func:`missing_modules`): a claim that
+    requires one is skipped with that reason. Only a check that ran can fail.
+    """
     if not claim.applies_to(device):
         return Outcome(claim, device, Status.NOT_APPLICABLE)
-    if device not in available:
-        return Outcome(claim, device, Status.NO_DEVICE)
+    reason = missing_prerequisite(claim, device, available, missing)
+    if reason is not None:
+        return Outcome(claim, device, Status.SKIPPED, reason)
     try:
         claim.check(device)
     except AssertionError as exc:

@@ -10,10 +10,13 @@ from .registry import registrar
 CLAIMS: List[Claim] = []
 claim = registrar(CLAIMS)
 
+#: Every claim here goes through the numpy bridge, and torch does not require numpy: without it they are skipped.
+NUMPY = ("numpy",)
+
 
 @claim("TCL113-numpy-shares-memory", "TCL113",
        "a = t.numpy() shares memory with t: a[0] = 5 and a *= 2 change t, t.add_(1) changes a",
-       devices=("cpu",), tags={"hazard"})
+       devices=("cpu",), tags={"hazard"}, requires=NUMPY)
 def _tcl113_numpy_shares_memory(device: str) -> None:
     import torch
 
@@ -28,7 +31,7 @@ def _tcl113_numpy_shares_memory(device: str) -> None:
 
 @claim("TCL113-from-numpy-shares-memory", "TCL113",
        "torch.from_numpy(a) and torch.as_tensor(a) share memory with the array a both ways (a += 1, t.add_(1))",
-       devices=("cpu",), tags={"hazard"})
+       devices=("cpu",), tags={"hazard"}, requires=NUMPY)
 def _tcl113_from_numpy_shares_memory(device: str) -> None:
     import numpy as np
     import torch
@@ -44,7 +47,7 @@ def _tcl113_from_numpy_shares_memory(device: str) -> None:
 
 @claim("TCL113-asarray-shares-memory", "TCL113",
        "np.asarray(t) of a CPU tensor shares its memory: t.zero_() changes the array", devices=("cpu",),
-       tags={"hazard"})
+       tags={"hazard"}, requires=NUMPY)
 def _tcl113_asarray_shares_memory(device: str) -> None:
     import numpy as np
     import torch
@@ -57,7 +60,7 @@ def _tcl113_asarray_shares_memory(device: str) -> None:
 
 @claim("TCL113-fix-copies", "TCL113",
        "t.numpy().copy(), np.asarray(t).copy() and torch.tensor(a) copy: same values and dtype, writes no longer cross",
-       devices=("cpu",), tags={"fix"})
+       devices=("cpu",), tags={"fix"}, requires=NUMPY)
 def _tcl113_fix_copies(device: str) -> None:
     import numpy as np
     import torch
@@ -77,7 +80,7 @@ def _tcl113_fix_copies(device: str) -> None:
 
 @claim("TCL113-rebinding-near-miss", "TCL113",
        "a = t.numpy(); a = a + 1 makes a new array and leaves t alone (not flagged)", devices=("cpu",),
-       tags={"near-miss"})
+       tags={"near-miss"}, requires=NUMPY)
 def _tcl113_rebinding_near_miss(device: str) -> None:
     import torch
 
@@ -89,7 +92,8 @@ def _tcl113_rebinding_near_miss(device: str) -> None:
 
 @claim("TCL113-cpu-call-near-miss", "TCL113",
        "t.cpu().numpy() shares t's memory only when t is already on the CPU (t.cpu() is t); from a GPU it is a "
-       "copy, and t.numpy() raises: the rule leaves .cpu() chains alone (device unknown)", tags={"near-miss"})
+       "copy, and t.numpy() raises: the rule leaves .cpu() chains alone (device unknown)",
+       tags={"near-miss"}, requires=NUMPY)
 def _tcl113_cpu_call_near_miss(device: str) -> None:
     import torch
 
