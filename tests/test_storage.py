@@ -74,7 +74,7 @@ def test_in_place_writes_of_a_statement():
                                (None, "step", 0)]
 
 
-def _hazard(source: str, alias_line: int, written: str, read: str):
+def _hazard(source: str, alias_line: int, written: str, read: str, elements: bool = False):
     """The hazard from the alias made on ``alias_line`` (1-based, after dedent): sides by name."""
     model, scope = _model(source)
     storage = model.storage
@@ -85,7 +85,7 @@ def _hazard(source: str, alias_line: int, written: str, read: str):
     source_read = next(r for r in scope.reads if r.cfg == start and r.key in (written, read)
                        and r.key != target.key)
     sides = {target.key: storage.side_of_binding(target), source_read.key: storage.side_of_read(source_read)}
-    found = storage.hazard(scope, start, [sides[written]], [sides[read]])
+    found = storage.hazard(scope, start, [sides[written]], [sides[read]], elements=elements)
     return None if found is None else (found[0].key, found[1].key)
 
 
@@ -110,6 +110,33 @@ def test_hazard_sees_the_next_turn_of_a_loop():
     body = "".join(f"    y{i} = y.sum()\n" for i in range(2000))
     source = "import torch\nx = torch.ones(3)\ny = x.detach()\nfor i in range(3):\n" + body + "    y.add_(1)\n"
     assert _hazard(source, 3, "y", "x") is None  # x never read again
+
+
+def test_the_writing_statements_own_reads_come_before_its_write():
+    base = "import torch\nx = torch.ones(3)\ny = x.detach()\n"
+    for line in ("y[0] = x[0] * 2", "y.copy_(x * 2)", "y.add_(x)", "y += x", "torch.add(y, x, out=y)"):
+        assert _hazard(base + line + "\n", 3, "y", "x") is None, line
+        assert _hazard(base + line + "\nprint(x)\n", 3, "y", "x") == ("y", "x"), line
+        assert _hazard(base + "for _ in range(3):\n    " + line + "\n", 3, "y", "x") == ("y", "x"), line
+
+
+def test_elements_another_passes_element_is_not_counted():
+    base = "import torch\nx = torch.ones(3)\ny = x.detach()\n"
+    blocks = base + "for k in range(3):\n    y[k] = x[k] * 2\n"
+    assert _hazard(blocks, 3, "y", "x") == ("y", "x")  # without elements: the next pass reads x
+    assert _hazard(blocks, 3, "y", "x", elements=True) is None  # k rebound first: another element
+    split = base + "for k in range(3):\n    v = x[k] * 2\n    y[k] = v\n"
+    assert _hazard(split, 3, "y", "x", elements=True) is None
+    for body, why in (("y[0] = x[0] * 2", "a constant index: the element written"),
+                      ("y[k] = x[k - 1] * 2", "another index"),
+                      ("y[k] = x.sum()", "a whole read"),
+                      ("y[k] = x[k] * 2\n    y.mul_(2)", "a whole write after it"),
+                      ("y[k] = 0\n    print(x[k])", "the element just written, on the same pass"),
+                      ("y[k] = x[k] * 2\n    if k:\n        k = 2", "k kept on one way back")):
+        source = base + "k = 0\nwhile k < 3:\n    " + body + "\n    k += 1\n" if "if k" not in body \
+            else base + "k = 0\nwhile k < 3:\n    " + body + "\n"
+        assert _hazard(source, 3, "y", "x", elements=True) == ("y", "x"), why
+    assert _hazard(blocks + "print(x)\n", 3, "y", "x", elements=True) == ("y", "x")  # read after the loop
 
 
 def test_walks_of_a_scope_stay_linear_in_its_size():

@@ -30,14 +30,23 @@ class DetachAliasMutated(AliasRule):
     alias is written in place and ``x`` is read afterwards on the same path.
     ``requires_grad_()``/``share_memory_()`` are not writes; ``.shape``/``.dtype``
     are not reads. The fix ``.clone()`` is unsafe: ``x`` no longer changes, which
-    is the point, but a reviewer must agree.
+    is the point, but a reviewer must agree (code that updates ``x`` through the
+    alias on purpose looks the same: the message says "if a copy was meant").
+
+    "Read afterwards" is a read after the write lands: the reads that compute the
+    written value (``y[s] = f(x[s])``, ``y.copy_(f(x))``, ``y += x``) come first and
+    do not count. In a loop, a later pass's read does count (it sees the write:
+    ``y.add_(x)`` in a loop reads the sum of the last pass), except ``x[k]`` read
+    with the index of the write ``y[k]`` when every way back to it rebinds a name
+    of ``k`` (``for k in blocks: y[k] = f(x[k])``, an initialiser's blocks): each
+    pass reads its own element, and whether it is an earlier pass's is not known.
     """
 
     code = "TCL115"
     name = "detach-alias-mutated"
     message = (
         "`.detach()`/`.data` shares storage with the tensor: writing it in place changes the original too "
-        "(and breaks backward if it was saved); use `.detach().clone()` for an independent copy"
+        "(and breaks backward if it was saved); if a copy was meant, use `.detach().clone()`"
     )
     triggers = TRIGGERS["TCL115"]  # in codes.py, importable without LibCST
 
@@ -50,11 +59,18 @@ class DetachAliasMutated(AliasRule):
         "import torch\nx = torch.ones(3)\ny = x.detach()\ny.zero_()\nprint(x.shape)",
         "import torch\np = torch.nn.Parameter(torch.ones(3))\nd = p.detach()\nd.mul_(0.9)\nprint(p)",
         "def f(x):\n    y = x.detach()\n    y.zero_()\n    return x",
+        "import torch\ndef f(x: torch.Tensor, s):\n    y = x.data\n    y[s] = torch.tanh(x[s])",
+        "import torch\ndef f(x: torch.Tensor):\n    y = x.detach()\n    y.copy_(x * 2)",
+        "import torch\ndef f(x: torch.Tensor, blocks):\n    y = x.data\n    for k in blocks:\n"
+        "        y[k] = torch.tanh(x[k])",
     ]
     INVALID = [
         "import torch\nx = torch.ones(3)\ny = x.detach()\ny.zero_()\nprint(x)",
         "import torch\nx = torch.ones(3, requires_grad=True) * 2\ny = x.data\ny[0] = 5\nz = x.sum()",
         "import torch\ndef f(x: torch.Tensor):\n    y = x.detach()\n    y += 1\n    return x",
+        "import torch\ndef f(x: torch.Tensor):\n    y = x.detach()\n    y.copy_(x * 2)\n    return x",
+        "import torch\ndef f(x: torch.Tensor, n: int):\n    y = x.detach()\n    for _ in range(n):\n"
+        "        y.add_(x)",
     ]
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -73,10 +89,13 @@ class DetachAliasMutated(AliasRule):
             return
         storage = self.context.semantic.storage
         flow = read.scope.flow
-        hazard = storage.hazard(flow, read.cfg, [storage.side_of_binding(binding)], [storage.side_of_read(read)])
+        hazard = storage.hazard(flow, read.cfg, [storage.side_of_binding(binding)], [storage.side_of_read(read)],
+                                 elements=True)
         if hazard is None or self.context.value_of(source).kind is not Kind.TENSOR:
             return  # parameters (intended updates), unknown values: silent (asked last: it may read other modules)
-        detail = f"`{name_of(target)}` written in place at line {{write}}, `{key}` read at line {{read}}"
+        write, seen = hazard
+        later = " on a later pass of the loop" if write.read is not None and seen.cfg <= write.read.cfg else ""
+        detail = f"`{name_of(target)}` written in place at line {{write}}, `{key}` read at line {{read}}{later}"
         self.report_hazard(alias, hazard, detail, replacement=method(alias, "clone"))
 
     def _root(self, value: cst.BaseExpression):

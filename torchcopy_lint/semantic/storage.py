@@ -27,14 +27,17 @@ The API for rules (``SemanticModel.storage``; every answer is computed at most o
 - ``Side``: one holder of the storage: a key and the bindings that hold it (``side_of_read(read)`` for
   the name read where the alias is made, ``side_of_binding(b)`` for the name it is bound to).
   ``x += v`` keeps a side (it is a write, not a rebinding).
-- ``hazard(flow, start, written, read, param_written=False) -> (Write, Read) | None``: the first path of
-  the flow graph from statement ``start`` on which side ``written`` is written in place and then side
+- ``hazard(flow, start, written, read, param_written=False, elements=False) -> (Write, Read) | None``: the
+  first path of the flow graph from statement ``start`` on which side ``written`` is written in place and then side
   ``read`` is read (a value read: not ``.shape``/``.dtype``/``len()``, not a store into it, not the
-  receiver of ``.append``), neither side rebound on the way. ``param_written``: an optimizer step
+  receiver of ``.append``), neither side rebound on the way; the reads of the writing statement itself come
+  before its write (they count when reached again, on a later pass of a loop). ``param_written``: an optimizer step
   counts as a write of ``written`` (it holds the parameters). One walk per question over (statement,
   written yet), only when a written side's key is written somewhere in the scope; all walks of a scope
   together visit at most ``BUDGET_PER_NODE`` states per statement (then: silent), so the cost stays
-  linear in the size of the file.
+  linear in the size of the file. ``elements``: a read follows the latest write on its path, and ``x[k]``
+  read after a write of ``y[k]`` across a rebinding of ``k`` is not counted (elements.py: another pass's
+  element).
 
 For TCL112 (``[t] * n`` then an element written): ``repeated(expr)`` gives ``t`` for ``[t] * n`` /
 ``n * [t]``; take the list's binding as the side (``side_of_binding``), pass it as both ``written``
@@ -52,6 +55,7 @@ import libcst as cst
 
 from ..codes import VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place
 from ..imports import dotted_name
+from .elements import another_element
 from .kinds import Kind, known
 
 #: (The view methods and attributes, VIEW_METHODS and VIEW_ATTRIBUTES, are in codes.py: structure.py reads them.)
@@ -247,7 +251,7 @@ class Storage:
 
     def is_value_read(self, read, flow) -> bool:
         """Whether the read looks at the values (not metadata, not a store into it, not overwritten)."""
-        parent = self._parent(flow, read)
+        parent = self.parent(flow, read)
         if isinstance(parent, cst.Attribute) and parent.value is read.node:
             name = parent.attr.value
             if name in METADATA or name in STORES or name in OVERWRITES:
@@ -257,12 +261,12 @@ class Storage:
             if isinstance(stmt, cst.Assign) and any(t.target is parent for t in stmt.targets):
                 return False
         if isinstance(parent, cst.Arg):
-            call = self._parent(flow, parent)
+            call = self.parent(flow, parent)
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("len", "id"):
                 return False
         return True
 
-    def _parent(self, flow, node_or_read) -> Optional[cst.CSTNode]:
+    def parent(self, flow, node_or_read) -> Optional[cst.CSTNode]:
         node = getattr(node_or_read, "node", node_or_read)
         cfg = getattr(node_or_read, "cfg", None)
         parents = self._parents.setdefault(id(flow), {})
@@ -273,9 +277,10 @@ class Storage:
     # --- the hazard ------------------------------------------------------------------------------
 
     def hazard(self, flow, start: int, written: Sequence[Side], read: Sequence[Side], param_written: bool = False,
-               items: int = 0, skip: Optional[cst.CSTNode] = None):
+               items: int = 0, skip: Optional[cst.CSTNode] = None, elements: bool = False):
         """A path from statement ``start`` (exclusive) where one of ``written`` is written in place, then
-        one of ``read`` is read (see the module doc). Returns ``(Write, Read)`` or None."""
+        one of ``read`` is read (see the module doc). Returns ``(Write, Read)`` or None. ``elements``: a read
+        of ``x[k]`` after a write of ``y[k]`` across a rebinding of ``k`` does not count (elements.py)."""
         # A binding of a side's key ends the path, its own binding included: reached again (a loop), the
         # name holds a new value. A side whose key is rebound by the statement itself is gone from the start.
         kills: Dict[str, set] = {}
@@ -308,16 +313,18 @@ class Storage:
             if write is not None and node != start:
                 for r in self.reads_at(flow, node):
                     if r.node is not skip and any(self.holds(side, r) for side in read) \
-                            and self.is_value_read(r, flow):
+                            and self.is_value_read(r, flow) \
+                            and not (elements and another_element(self, flow, write, r)):
                         self.visited[id(flow)] = self.visited.get(id(flow), 0) + len(seen)
                         return write, r
             if any(node in kills[side.key] for side in read):
                 continue
-            if write is None:
-                if any(node in kills[side.key] for side in written):
-                    continue
+            cut = any(node in kills[side.key] for side in written)
+            if write is None and cut:
+                continue
+            if write is None or elements and not cut:  # elements: a read follows the latest write on its path
                 write = next((w for w in self.writes_at(flow, node)
-                              if any(self.is_write(w, side, param_written, items) for side in written)), None)
+                              if any(self.is_write(w, side, param_written, items) for side in written)), write)
             pending.extend((s, write) for s in flow.succ[node])
         self.visited[id(flow)] = self.visited.get(id(flow), 0) + len(seen)
         return None

@@ -81,3 +81,25 @@ def _tcl115_not_writes_near_miss(device: str) -> None:
     if device == "cpu":
         y.share_memory_()
     assert x.tolist() == [0.0, 1.0, 2.0] and not x.requires_grad, f"x changed: {x.tolist()} {x.requires_grad}"
+
+
+@claim("TCL115-reads-before-the-write-near-miss", "TCL115",
+       "y = x.detach(): y.add_(x * 2), y += x and y[k] = f(x[k]) read x before the write lands; over disjoint "
+       "blocks k, each pass reads values no earlier pass wrote (not flagged)", tags={"near-miss"})
+def _tcl115_reads_before_the_write_near_miss(device: str) -> None:
+    import torch
+
+    def by_blocks(out: "torch.Tensor", source: "torch.Tensor") -> None:
+        for k in (slice(0, 2), slice(2, 4)):  # disjoint blocks, as an initialiser's
+            out[k] = torch.flip(source[k], [0]) + source[k].sum()
+
+    x = torch.arange(4.0, device=device)
+    x.detach().add_(x * 2)
+    assert x.tolist() == [0.0, 3.0, 6.0, 9.0], f"y.add_(x * 2) did not read x first: {x.tolist()}"
+    alias = x.detach()
+    alias += x
+    assert x.tolist() == [0.0, 6.0, 12.0, 18.0], f"y += x did not read x first: {x.tolist()}"
+    on_copy = x.clone()
+    by_blocks(on_copy, x)
+    by_blocks(x.data, x)
+    assert torch.equal(x, on_copy), f"a later block saw an earlier block's write: {x.tolist()} {on_copy.tolist()}"
