@@ -16,6 +16,7 @@ from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
 from ._exact import (DEVICE_EXACT, argument, changes_nothing, classify, created_dtypes, cuda_device, dtype_name,
                      fill_range, integer, same_values)
+from ._dtypes import SETS_DTYPE, source_mentions
 from ._tensor_data import NUMPY, data_kind, number_kind
 
 _CREATORS = frozenset(CREATION_FUNCTIONS)
@@ -24,8 +25,7 @@ _CASTS = frozenset(CASTS)
 _KEEP = ("requires_grad", "pin_memory")
 #: Creations whose own ``dtype=`` is part of what they compute (exact integers first, a fill in that dtype).
 _COMPUTED_IN = frozenset({"arange", "linspace", "full", "full_like", "tensor"})
-#: What a file calls to change the default dtype, and the default device, of every creation after it.
-_SETS_DTYPE = ("set_default_dtype", "set_default_tensor_type")
+#: What a file calls to change the default device of every creation after it.
 _SETS_DEVICE = ("set_default_device", "set_default_tensor_type")
 
 Target = Dict[str, cst.BaseExpression]  # "device" / "dtype" -> the expression to pass
@@ -45,7 +45,9 @@ class CreateThenConvert(Rule):
     a ``.to(.., non_blocking=..)`` (an explicit transfer), and a dtype conversion that is part of the
     computation (after a creation that names its own dtype, or truncating a ``linspace``), and a conversion to
     the dtype the creation already gives (``torch.zeros(n).float()``: the tensor itself is returned, nothing is
-    copied), and a ``*_like`` moved to a device (it is made on its input's device already). The fix moves the
+    copied), and a ``*_like`` moved to a device (it is made on its input's device already), and a device move of
+    ``torch.tensor(data)`` unless the data is a numpy array (from Python data ``device=`` builds a host tensor and
+    moves it just the same: tensor_new.h), and a device move where the file calls ``set_default_device``. The fix moves the
     argument into the creation call and is safe only where the values are provably the same (see the docs page).
     """
 
@@ -202,7 +204,7 @@ class CreateThenConvert(Rule):
                 continue
             wanted = dtype_name(self.context, value) if key == "dtype" else None
             own = _keyword(creation, "dtype")
-            made = created_dtypes(creation, name, self._mentions(_SETS_DTYPE), self._number_kind) if own is None \
+            made = created_dtypes(creation, name, self._mentions(SETS_DTYPE), self._number_kind) if own is None \
                 else frozenset({dtype_name(self.context, own)} - {None})
             if wanted is None or not changes_nothing(wanted, made):
                 return False
@@ -214,12 +216,9 @@ class CreateThenConvert(Rule):
     def _mentions(self, calls: Tuple[str, ...]) -> bool:
         """Whether the file calls one of ``calls`` (``set_default_dtype``: a `torch.zeros(n).float()` may convert)."""
         cache = self.__dict__.setdefault("_mentioned", {})
-        found = cache.get(calls)
-        if found is None:
-            source = self.context.semantic.source
-            text = source.decode("latin-1") if isinstance(source, bytes) else source
-            found = cache[calls] = text is None or any(call in text for call in calls)
-        return found
+        if calls not in cache:
+            cache[calls] = source_mentions(self.context, calls)
+        return cache[calls]
 
     def _fix(self, creation: cst.Call, name: str, target: Target) \
             -> Optional[Tuple[cst.Call, Applicability]]:
