@@ -193,10 +193,10 @@ def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
 
 
 def test_a_fix_over_a_blanked_table_is_built_from_the_whole_file():
-    """`torch.tensor([<a big table>]).to(device)` (TCL116): pruning blanks the table's rows, which the fix's
+    """`torch.tensor([<a big table>]).half()` (TCL116): pruning blanks the table's rows, which the fix's
     target holds; the fix must print the rows, not the blanks (the file is parsed whole for it)."""
     rows = ",\n".join(f"    [{i}.0, {i + 1}.0,\n     {i + 2}.0]" for i in range(1500))
-    source = f"import torch\n\ndevice = 'cuda'\nTABLE = torch.tensor([\n{rows}\n]).to(device)\n".encode()
+    source = f"import torch\n\ndevice = 'cuda'\nTABLE = torch.tensor([\n{rows}\n]).half()\n".encode()
     pruned = prune_module.prune_file(source, lambda seg, node: any(r.may_match_segment(seg) for r in ALL_RULES))
     assert pruned is not None and pruned.blanked and pruned.reaches_blanked(4, 3004)
     assert not pruned.reaches_blanked(1, 3) and not pruned.reaches_blanked(3005, 3005)

@@ -16,6 +16,7 @@ import libcst as cst
 
 from ..engine import FileContext
 from ..semantic import Kind
+from ._tensor_data import leaves, literal_kind
 
 #: Creations whose values do not depend on the device they are computed on.
 DEVICE_EXACT = frozenset("zeros ones full empty eye tensor zeros_like ones_like full_like empty_like".split())
@@ -177,38 +178,13 @@ def created_dtypes(creation: cst.Call, name: str, default_set: bool,
         numbers = [fill] if fill is not None else []
     elif name == "tensor":
         data = argument(creation, 0, "data")
-        numbers = list(_leaves(data)) if data is not None else []
-    kinds = {_literal_kind(n) or (number_kind(n) if number_kind is not None else None) for n in numbers}
+        numbers = list(leaves(data)) if data is not None else []
+    kinds = {literal_kind(n) or (number_kind(n) if number_kind is not None else None) for n in numbers}
     if not numbers or None in kinds:
         return frozenset({"int64", "float64"}) | default  # not known (a float64 numpy array for tensor())
     if kinds == {"bool"}:
         return frozenset({"bool"})
     return default if "float" in kinds else frozenset({"int64"})
-
-
-def _leaves(data: cst.BaseExpression):
-    """The items of a (nested) list or tuple display, or the expression itself."""
-    if isinstance(data, (cst.List, cst.Tuple)):
-        for element in data.elements:
-            if isinstance(element, cst.StarredElement):
-                yield element  # not known
-            else:
-                yield from _leaves(element.value)
-    else:
-        yield data
-
-
-def _literal_kind(expr: cst.BaseExpression) -> Optional[str]:
-    """"int", "float" or "bool" for a number literal (maybe negated), None otherwise."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return "bool"
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and not expr.lpar:
-        expr = expr.expression
-    if isinstance(expr, cst.Integer):
-        return "int"
-    if isinstance(expr, cst.Float):
-        return "float"
-    return None
 
 
 def changes_nothing(wanted: str, made: FrozenSet[str]) -> bool:

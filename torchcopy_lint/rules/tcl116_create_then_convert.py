@@ -16,11 +16,17 @@ from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
 from ._exact import (DEVICE_EXACT, argument, changes_nothing, classify, created_dtypes, cuda_device, dtype_name,
                      fill_range, integer, same_values)
+from ._dtypes import SETS_DTYPE, source_mentions
+from ._tensor_data import NUMPY, data_kind, number_kind
 
 _CREATORS = frozenset(CREATION_FUNCTIONS)
 _CASTS = frozenset(CASTS)
 #: Creation keywords that make a moved device or dtype mean something else: no fix.
 _KEEP = ("requires_grad", "pin_memory")
+#: Creations whose own ``dtype=`` is part of what they compute (exact integers first, a fill in that dtype).
+_COMPUTED_IN = frozenset({"arange", "linspace", "full", "full_like", "tensor"})
+#: What a file calls to change the default device of every creation after it.
+_SETS_DEVICE = ("set_default_device", "set_default_tensor_type")
 
 Target = Dict[str, cst.BaseExpression]  # "device" / "dtype" -> the expression to pass
 
@@ -39,7 +45,9 @@ class CreateThenConvert(Rule):
     a ``.to(.., non_blocking=..)`` (an explicit transfer), and a dtype conversion that is part of the
     computation (after a creation that names its own dtype, or truncating a ``linspace``), and a conversion to
     the dtype the creation already gives (``torch.zeros(n).float()``: the tensor itself is returned, nothing is
-    copied), and a ``*_like`` moved to a device (it is made on its input's device already). The fix moves the
+    copied), and a ``*_like`` moved to a device (it is made on its input's device already), and a device move of
+    ``torch.tensor(data)`` unless the data is a numpy array (from Python data ``device=`` builds a host tensor and
+    moves it just the same: tensor_new.h), and a device move where the file calls ``set_default_device``. The fix moves the
     argument into the creation call and is safe only where the values are provably the same (see the docs page).
     """
 
@@ -47,6 +55,8 @@ class CreateThenConvert(Rule):
     name = "create-then-convert"
     message = ("`{creation}(...).{method}` creates the tensor, then copies it to another device or dtype; "
                "pass `device=`/`dtype=` to `{creation}`")
+    numpy_message = ("`{creation}(<a numpy array>).{method}` copies the array into a host tensor, then to the device; "
+                     "`{creation}(..., device=...)` copies it to the device at once: one host copy fewer")
     triggers = TRIGGERS["TCL116"]  # in codes.py, importable without LibCST
     unprunable = CREATION_ALIAS  # a creation function under another name: calls can't be found by text
 
@@ -60,14 +70,19 @@ class CreateThenConvert(Rule):
         "import torch\ng = torch.zeros(3).float()",  # already float32: returned as is
         "import torch\ndef h(xs):\n    return torch.arange(len(xs)).long()",  # already int64
         "import torch\ndef k(t: float):\n    return torch.tensor(t).float()",  # a float makes float32
+        # Python data: `device=` builds a host tensor and moves it too (tensor_new.h)
+        "import torch\nm = torch.tensor([1, 2]).to(device)",
+        "import torch\ntorch.set_default_device('cuda')\nn = torch.zeros(3).to('cuda')",
     ]
     INVALID = [
         "import torch\na = torch.zeros(3).to('cpu')",
         "import torch as th\nb = th.ones(2, 2).half()",
         "from torch import arange\nc = arange(10).float()",
-        "import torch\nd = torch.tensor([1, 2]).to(device)",
+        "import torch, numpy as np\nd = torch.tensor(np.ones(2)).to(device)",  # one host copy fewer
         "import torch\ne = torch.full((2,), 7).to(torch.float64)",
         "import torch\ndef f(n: int):\n    return torch.tensor(n).float()",  # an int makes int64
+        "import torch\ng = torch.eye(3, dtype=torch.float32).to(torch.float64)",
+        "import torch\nfor z in [0.0, 1.0]:\n    h = torch.tensor(z).long()",  # z is a float
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -89,12 +104,18 @@ class CreateThenConvert(Rule):
         if name.endswith("_like") and (func.attr.value == "cuda" or target is not None and (
                 not target or "device" in target)):
             return  # made on its input's device, where the computation mostly is: a no-op or a device-to-device move
+        move = _device_move(node, func.attr.value, target)
+        if move and self._mentions(_SETS_DEVICE):
+            return  # the creation is made on the default device, the one it is moved to most often: not known
+        data = data_kind(self.context, argument(creation, 0, "data")) if name == "tensor" and move else None
+        if name == "tensor" and move and data != NUMPY:
+            return  # Python data: `torch.tensor(data, device=d)` builds a host tensor and moves it just the same
         if target is None or target and self._no_copy(creation, name, target) \
                 or "device" not in target and func.attr.value != "cuda" and self._deliberate(creation, name, target):
             return
         fix = self._fix(creation, name, target) if target else None
-        message = self.message.format(creation=dotted_name(creation.func) or name,
-                                      method=func.attr.value + ("(...)" if node.args else "()"))
+        message = (self.numpy_message if move == "device" and data == NUMPY else self.message).format(
+            creation=dotted_name(creation.func) or name, method=func.attr.value + ("(...)" if node.args else "()"))
         if fix is None:
             self.report(node, message)
             return
@@ -159,9 +180,10 @@ class CreateThenConvert(Rule):
         """A dtype conversion that is part of the computation, not a wasted copy: after a creation that names
         its own dtype (`arange(n, dtype=torch.int64).float()`: exact integers first, on purpose), or the
         truncation of a `linspace` or of an `arange` with a fractional step to integers."""
-        if _keyword(creation, "dtype") is not None:
-            return True
         wanted = dtype_name(self.context, target.get("dtype"))
+        own = _keyword(creation, "dtype")
+        if own is not None:  # zeros/ones/eye/empty in a dtype, converted to another: their 0s and 1s, copied
+            return name in _COMPUTED_IN or wanted is None or dtype_name(self.context, own) is None
         if name not in ("linspace", "arange") or wanted is None or wanted.startswith(("float", "complex", "bfloat")):
             return False
         return name == "linspace" or any(isinstance(n, (cst.Float, cst.BinaryOperation)) and (
@@ -181,34 +203,22 @@ class CreateThenConvert(Rule):
                                       or source is not None and given == f"{source}.{key}"):
                 continue
             wanted = dtype_name(self.context, value) if key == "dtype" else None
-            if wanted is None or not changes_nothing(wanted, created_dtypes(creation, name, self._default_set(),
-                                                                             self._number_kind)):
+            own = _keyword(creation, "dtype")
+            made = created_dtypes(creation, name, self._mentions(SETS_DTYPE), self._number_kind) if own is None \
+                else frozenset({dtype_name(self.context, own)} - {None})
+            if wanted is None or not changes_nothing(wanted, made):
                 return False
         return True
 
     def _number_kind(self, expr: cst.BaseExpression) -> Optional[str]:
-        """"float" or "int" for a name every binding of which is a parameter annotated so (``x: float``,
-        ``Optional[float]``, ``float | None``) or an assignment of such a literal; None otherwise."""
-        if not isinstance(expr, cst.Name):
-            return None
-        kinds = set()
-        for binding in self.context.reaching(expr):
-            if binding.how == "param" and isinstance(binding.node, cst.Param):
-                kinds.add(_annotated_number(binding.node.annotation))
-            elif binding.how == "assign" and not binding.path and binding.value is not None:
-                kinds.add({cst.Float: "float", cst.Integer: "int"}.get(type(binding.value)))
-            else:
-                return None
-        return kinds.pop() if len(kinds) == 1 else None
+        return number_kind(self.context, expr)
 
-    def _default_set(self) -> bool:
-        """Whether the file sets the default dtype (then a `torch.zeros(n).float()` may convert)."""
-        found = self.__dict__.get("_sets_default")
-        if found is None:
-            source = self.context.semantic.source
-            text = source.decode("latin-1") if isinstance(source, bytes) else source
-            found = self.__dict__["_sets_default"] = text is None or "set_default_" in text
-        return found
+    def _mentions(self, calls: Tuple[str, ...]) -> bool:
+        """Whether the file calls one of ``calls`` (``set_default_dtype``: a `torch.zeros(n).float()` may convert)."""
+        cache = self.__dict__.setdefault("_mentioned", {})
+        if calls not in cache:
+            cache[calls] = source_mentions(self.context, calls)
+        return cache[calls]
 
     def _fix(self, creation: cst.Call, name: str, target: Target) \
             -> Optional[Tuple[cst.Call, Applicability]]:
@@ -233,18 +243,14 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     return None
 
 
-def _annotated_number(annotation: Optional[cst.Annotation]) -> Optional[str]:
-    """"float"/"int" for ``float``, ``Optional[float]``, ``float | None`` (and the same of ``int``)."""
-    if annotation is None:
-        return None
-    node = annotation.annotation
-    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("Optional", "typing.Optional") \
-            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        node = node.slice[0].slice.value
-    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr) \
-            and isinstance(node.right, cst.Name) and node.right.value == "None":
-        node = node.left
-    return node.value if isinstance(node, cst.Name) and node.value in ("float", "int") else None
+def _device_move(node: cst.Call, method: str, target: Optional[Target]) -> Optional[str]:
+    """"device" for a conversion that only moves to a device (``.to(device)``, ``.cuda()``), "maybe" for a
+    ``.to(x)`` or ``.cuda(x)`` of an unknown ``x`` (a device, or a dtype or tensor), None otherwise."""
+    if target:
+        return "device" if set(target) == {"device"} else None
+    if target is not None and (method == "cuda" or len(node.args) == 1 and node.args[0].keyword is None):
+        return "device" if method == "cuda" else "maybe"
+    return None
 
 
 def _converts_to_itself(node: cst.Call, creation: cst.Call) -> bool:

@@ -12,6 +12,7 @@ from ..imports import dotted_name
 from ..semantic import Kind
 from ._build import keyword, method, with_keywords
 from ._convert import CAST_DTYPES, conversion_name, dtype_expression, receiver, torch_module
+from ._dtypes import SETS_DTYPE, source_mentions, target_dtype, tensor_dtype
 
 
 class CloneThenConvert(Rule):
@@ -21,7 +22,8 @@ class CloneThenConvert(Rule):
     when nothing needs converting (``x.to(dtype)`` without ``copy=True`` would return ``x``
     itself). Values, dtype, device, strides and gradients are the same.
 
-    Only receivers the semantic model knows are tensors are flagged. No fix for
+    Only receivers the semantic model knows are tensors are flagged, and not a conversion to the dtype the
+    receiver provably has (``argmax(x).clone().long()``: ``.long()`` returns the int64 clone itself). No fix for
     ``clone(memory_format=..)`` (the layout would change) or a conversion with arguments the
     ``.to(..)`` form cannot take over; the fix is safe otherwise.
     """
@@ -41,11 +43,13 @@ class CloneThenConvert(Rule):
         "    def to(self, d):\n        return self\nb = Box().clone().to('cpu')",
         # the conversion asks for what the clone has: it returns the clone, one copy in all
         "import torch\nx = torch.randn(3)\ny = x.detach().clone().to(x.device)",
+        "import torch\nx = torch.randn(3)\ni = x.argmax()\ny = i.clone().long()",  # int64 already
     ]
     INVALID = [
         "import torch\nx = torch.randn(3)\ny = x.clone().to(torch.float64)",
         "import torch\ndef f(x: torch.Tensor):\n    return x.clone().float()",
         "import torch\nx = torch.randn(3)\ny = x.clone().cuda()",
+        "import torch\nx = torch.randn(3)\ni = x.argmax()\ny = i.clone().float()",
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -55,11 +59,22 @@ class CloneThenConvert(Rule):
                 or clone.func.attr.value != "clone" or any(arg.star for arg in node.args):
             return
         source = clone.func.value
-        if self.context.kind_of(source) is not Kind.TENSOR or _to_itself(node, method_name, source):
+        if self.context.kind_of(source) is not Kind.TENSOR or _to_itself(node, method_name, source) \
+                or self._own_dtype(node, source):
             return
         fixed = None if clone.args or clone.lpar else self._fixed(node, method_name, source)
         self.report(node, self.message.format(method=method_name + ("(...)" if node.args else "()")),
                     replacement=fixed.with_changes(lpar=node.lpar, rpar=node.rpar) if fixed else None)
+
+    def _own_dtype(self, node: cst.Call, source: cst.BaseExpression) -> bool:
+        """A dtype conversion to the dtype the source provably has (``x.clone().long()`` of an int64 ``x``):
+        it returns the clone itself, one copy in all (``TCL118-own-dtype``)."""
+        wanted = target_dtype(self.context, node)
+        while wanted is not None and isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
+                and source.func.attr.value == "detach" and not source.args:
+            source = source.func.value
+        return wanted is not None and wanted == tensor_dtype(self.context, source,
+                                                             source_mentions(self.context, SETS_DTYPE))
 
     def _fixed(self, node: cst.Call, method_name: str, source: cst.BaseExpression) -> Optional[cst.Call]:
         copy = {"copy": cst.Name("True")}

@@ -187,3 +187,48 @@ def _tcl116_speed(device: str) -> None:
         converted, made = best_times(lambda: torch.zeros(SIDE, SIDE).half(),
                                      lambda: torch.zeros(SIDE, SIDE, dtype=torch.half), number=2, repeat=15)
     assert converted > 1.3 * made, f"{converted * 1e3:.1f} ms vs {made * 1e3:.1f} ms"
+
+
+def _to_copies(make: Callable[[], object]) -> int:
+    from .copies import dispatched
+
+    return dispatched(make)[0].count("aten._to_copy")
+
+
+@claim("TCL116-numpy-host-copy", "TCL116",
+       "for a numpy array, torch.tensor(arr).to(d) dispatches two _to_copy (a host tensor, then d) where "
+       "torch.tensor(arr, device=d) dispatches one, straight to d: one host copy fewer (d: meta on a CPU machine); "
+       "needs numpy",
+       tags={"hazard"})
+def _tcl116_numpy_host_copy(device: str) -> None:
+    import numpy as np
+    import torch
+
+    target = "meta" if device == "cpu" else device
+    arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+    moved, made = _to_copies(lambda: torch.tensor(arr).to(target)), \
+        _to_copies(lambda: torch.tensor(arr, device=target))
+    assert (moved, made) == (2, 1), f"_to_copy: {moved} with .to(), {made} with device="
+    assert torch.tensor(arr, device=target).device.type == torch.device(target).type
+
+
+@claim("TCL116-python-data-same-cost", "TCL116",
+       "for Python data (a list), torch.tensor(data, device=d) builds a host tensor and copies it to d with .to, "
+       "as torch.tensor(data).to(d) does (torch/csrc/utils/tensor_new.h, NOTE [torch.tensor, lift_fresh, and "
+       "device movement]): the profiler records as many aten::copy_ and aten::_to_copy for both forms",
+       devices=("cuda",), tags={"near-miss"})
+def _tcl116_python_data_same_cost(device: str) -> None:
+    import torch
+    from torch.autograd.profiler import profile
+
+    data = [[float(i), float(i + 1)] for i in range(1000)]
+
+    def recorded(make: Callable[[], object]) -> Tuple[int, int]:
+        make()  # warm up
+        with profile() as prof:
+            make()
+        names = [event.name for event in prof.function_events]
+        return names.count("aten::copy_"), names.count("aten::_to_copy")
+
+    moved, made = recorded(lambda: torch.tensor(data).to(device)), recorded(lambda: torch.tensor(data, device=device))
+    assert moved == made and moved[0] >= 1, f"copy_/_to_copy: {moved} with .to(), {made} with device="

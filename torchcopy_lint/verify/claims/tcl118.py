@@ -82,3 +82,32 @@ def _tcl118_copy_needed(device: str) -> None:
     assert src.to(src.dtype) is src and src.float() is src and src.to(device) is src
     for copied in (src.to(src.dtype, copy=True), src.to(torch.float, copy=True), src.to(device, copy=True)):
         assert copied is not src and not shares_storage(copied, src)
+
+
+@claim("TCL118-own-dtype", "TCL118",
+       "a conversion to a tensor's own dtype returns the tensor itself: argmax/argsort/nonzero/randint/randperm/"
+       "arange(ints)/.long() give int64 and .long() of them is the same tensor; a comparison gives bool and .bool() "
+       "is the same tensor; randn/zeros give float32 and .float() is the same; so x.clone().long() of an int64 x "
+       "dispatches one aten.clone and nothing else",
+       tags={"near-miss"})
+def _tcl118_own_dtype(device: str) -> None:
+    import torch
+
+    from .copies import dispatched
+
+    scores = torch.randn(4, 5, device=device)
+    made = {
+        torch.int64: [scores.argmax(-1), torch.argmax(scores), scores.argsort(), scores.nonzero(),
+                      torch.randint(0, 5, (3,), device=device), torch.randperm(4, device=device),
+                      torch.arange(5, device=device), scores.long()],
+        torch.bool: [scores > 0, scores == scores, torch.isnan(scores), scores.eq(0)],
+        torch.float32: [scores, torch.zeros(3, device=device), scores.float()],
+    }
+    casts = {torch.int64: lambda t: t.long(), torch.bool: lambda t: t.bool(), torch.float32: lambda t: t.float()}
+    for dtype, tensors in made.items():
+        for t in tensors:
+            assert t.dtype == dtype, f"{dtype} expected, {t.dtype} made"
+            assert casts[dtype](t) is t and t.to(dtype) is t, f"{dtype}: a new tensor"
+            assert casts[dtype](t).data_ptr() == t.data_ptr()
+    ids = scores.argmax(-1)
+    assert dispatched(lambda: ids.clone().long())[0] == ["aten.clone"], dispatched(lambda: ids.clone().long())
