@@ -197,9 +197,8 @@ def _to_copies(make: Callable[[], object]) -> int:
 
 @claim("TCL116-numpy-host-copy", "TCL116",
        "for a numpy array, torch.tensor(arr).to(d) dispatches two _to_copy (a host tensor, then d) where "
-       "torch.tensor(arr, device=d) dispatches one, straight to d: one host copy fewer (d: meta on a CPU machine); "
-       "needs numpy",
-       tags={"hazard"})
+       "torch.tensor(arr, device=d) dispatches one, straight to d: one host copy fewer (d: meta on a CPU machine)",
+       tags={"hazard"}, requires=("numpy",))
 def _tcl116_numpy_host_copy(device: str) -> None:
     import numpy as np
     import torch
