@@ -84,7 +84,7 @@ def _tcl120_advanced_index_copy(device: str) -> None:
 @claim("TCL120-numpy-index-copy", "TCL120",
        "(needs numpy) h[a].zero_() leaves h unchanged for a numpy integer array (np.array([0, 2]), np.where(c)[0], "
        "np.flatnonzero, np.argsort) and a numpy bool array; a 0-d numpy integer array indexes like an int (a view)",
-       devices=("cpu",), tags={"hazard"})
+       devices=("cpu",), tags={"hazard"})  # needs numpy: declare requires=("numpy",) once verify has it
 def _tcl120_numpy_index_copy(device: str) -> None:
     import numpy as np  # this claim needs numpy; the others run without it
 
