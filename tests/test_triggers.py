@@ -53,10 +53,14 @@ SPLIT = {
                "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
     # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
     "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
+    "TCL120": ["t[[0, 2]]  \\\n    .zero_()", "(t[t > 0]  # a mask\n ).fill_(  # a copy\n    1)",
+               "t[[0, 2]].data \\\n    .add_(1)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
 NEAR_MISSES = {
+    # an in-place call on a call's result or a name, not on a subscript; a subscript assignment
+    "TCL120": ["t.index_select(0, i).zero_()\n", "t[i] = 0\n", "t[i].sum()\n", "x = a[0]\nx.zero_()\n"],
     # a constant, a keyword argument and a history read are not references kept with intent
     "TCL114": ["initialized = True\nx.add_(1)\n", "f(init=x)\nx.add_(1)\n", "y = trace[0]\nx.add_(1)\n",
                "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n"],

@@ -135,6 +135,11 @@ CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
 #: `.detach(` called on a call's result (TCL103, TCL117).
 DETACH_AFTER_CALL = r"\)" + GAP + DOT + call_of("detach")
 
+#: TCL120's statement: an in-place method called on a subscript, maybe through `.data` (`h[idx].zero_()`,
+#: `h[idx].data.zero_()`; closing parentheses may come between).
+INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*(?:" + DOT + "data" + GAP + r"(?:\)" + GAP + r")*)?"
+                    + DOT + call_of(r"\w+_"))
+
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
 IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
@@ -243,6 +248,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
 }
 # TCL119 reports the writes TCL104 looks for, in graph-free code: the same text.
 TRIGGERS["TCL119"] = TRIGGERS["TCL104"]
+# an in-place method called on a subscript (`h[idx].zero_()`): TCL120 reports it where the index is advanced.
+TRIGGERS["TCL120"] = (INDEXED_IN_PLACE,)
 
 RULE_CODES = tuple(TRIGGERS)
 #: Opt-in rules (as ruff's rules outside its default selection): not enabled unless selected by `ALL` or by

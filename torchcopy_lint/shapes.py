@@ -18,6 +18,7 @@ superset of what its rule reports: the rule's own visitor (on LibCST) asks more,
   with ``written:KEY``, the name whose storage it writes (``w`` for ``w.data[0] += 1``, ``w[i].add_(..)``,
   ``zeros_(w)``: views, subscripts and sharing calls looked through, as storage.py does);
 - ``stmt_conversion``: a statement that is a conversion call and nothing else (``x.to(d)``: TCL111);
+  ``stmt_index_write`` (index_shapes.py): an in-place call on a subscript (``h[idx].zero_()``: TCL120);
 - the aliases of TCL112-TCL115, keyed by the names whose storage a write must reach for a hazard (storage.py
   asks for a write *by that name*: ``Write.key == Side.key``), which structure.resolved joins with ``written:``:
   ``listmul:XS`` (``XS = [e] * n``, one element that is not a constant), ``bridge:A`` and ``bridge:T``
@@ -36,6 +37,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 from .binding_names import BINDERS, LOAD, bindings
 from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, last_name, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
+from .index_shapes import indexed_write
 from .codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
                     SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
 
@@ -349,6 +351,7 @@ def _expression_statement_shapes(value: ast.AST, add) -> None:
     if value.__class__ is not ast.Call or value.func.__class__ is not ast.Attribute:  # type: ignore[attr-defined]
         return
     func = value.func  # type: ignore[attr-defined]
+    indexed_write(value, add)  # h[idx].zero_() (TCL120: index_shapes.py)
     if func.attr in _DISCARDABLE_SET:
         add("stmt_conversion")  # x.to(device)
     elif func.attr == "append" and value.args:  # type: ignore[attr-defined]

@@ -69,6 +69,7 @@ NEEDS: Dict[str, Needs] = {
     "TCL117": _needs({"detach_of:" + m for m in CONVERSION_METHODS}),  # x.cpu().detach()
     "TCL118": _needs({"conv_of:clone"}),  # x.clone().to(d)
     "TCL119": _needs({"data_write"}),  # TCL104's writes, where no graph can be live
+    "TCL120": _needs({"stmt_index_write"}),  # an in-place call on a subscript as a statement: `h[idx].zero_()`
 }
 
 #: Rules whose pruning (prune.py) the shapes refine: a top-level def or class (a method of a big class,
@@ -81,7 +82,7 @@ SEGMENT_EVIDENCE: Dict[str, Optional[str]] = {
     # a hazard's alias, write and read lie in one scope (semantic/storage.py): one segment holds all of them
     "TCL119": GRAPH_EVIDENCE,
     **{code: KIND_EVIDENCE for code in ("TCL111", "TCL112", "TCL113", "TCL114", "TCL115", "TCL116", "TCL117",
-                                        "TCL118")},
+                                        "TCL118", "TCL120")},
 }
 
 #: Rules whose ``unprunable`` text is a function imported under another name (calls text cannot find), which

@@ -24,6 +24,7 @@ from .tcl116_create_then_convert import CreateThenConvert
 from .tcl117_convert_then_detach import ConvertThenDetach
 from .tcl118_clone_then_convert import CloneThenConvert
 from .tcl119_legacy_data_write import LegacyDataWrite
+from .tcl120_indexed_copy_write import IndexedCopyWrite
 
 ALL_RULES: List[Type[Rule]] = sorted([
     TensorCopyConstruct,
@@ -45,6 +46,7 @@ ALL_RULES: List[Type[Rule]] = sorted([
     ConvertThenDetach,
     CloneThenConvert,
     LegacyDataWrite,
+    IndexedCopyWrite,
 ], key=lambda rule: rule.code)
 
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
