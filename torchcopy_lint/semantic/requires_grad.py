@@ -208,8 +208,8 @@ class RequiresGrad:
         positional = [a for a in call.args if a.keyword is None]
         if name in _FACTORIES or name in _INTEGRAL or name == "where" and len(call.args) == 1:
             return Grad.NO
-        if name in ("as_tensor", "asarray"):
-            return Grad.UNKNOWN  # returns its argument itself when nothing changes
+        if name in ("as_tensor", "asarray"):  # returns a tensor argument itself when nothing changes
+            return Grad.NO if positional and self._by_kind(positional[0].value) is Grad.NO else Grad.UNKNOWN
         tensors = []
         for arg in call.args:
             if arg.star:
