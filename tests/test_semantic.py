@@ -356,3 +356,27 @@ def test_a_function_nested_in_a_method_sees_the_class_attributes_through_self():
 
     walk(module, [])
     assert found == [Kind.TENSOR, Kind.UNKNOWN]  # `shadowed` binds its own `self`
+
+
+def test_requires_grad_evidence():
+    from torchcopy_lint.semantic import Grad
+
+    src = """
+    import torch
+    def f(x: torch.Tensor, h):
+        w = torch.nn.Parameter(torch.ones(3))
+        mask = w > 0
+        made = torch.zeros(3)
+        with torch.no_grad():
+            fresh = w * 2
+            view = w.view(-1)
+        off = torch.ones(3, requires_grad=True)
+        off.requires_grad = False
+        use(w, mask, made, fresh, view, off, x, h)
+    """
+    model, module = _model(src)
+    expected = {"w": Grad.YES, "mask": Grad.NO, "made": Grad.NO, "fresh": Grad.NO, "view": Grad.YES,
+                "off": Grad.NO, "x": Grad.UNKNOWN, "h": Grad.UNKNOWN}
+    for name, grad in expected.items():
+        node, stack = _reads(module, name)[-1]
+        assert model.grads.at(node, stack) is grad, name

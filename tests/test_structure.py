@@ -81,7 +81,7 @@ def test_torch_optim_agrees(aggressive):
         _agree(path.read_bytes(), str(path))
 
 
-HEAD = b"import torch\nx = torch.randn(3)\ny = torch.tensor(x)\n"
+HEAD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = torch.tensor(x)\n"
 
 
 def _plan(source: bytes, codes=("TCL101", "TCL103", "TCL104", "TCL110")):

@@ -21,7 +21,7 @@ from . import codes
 from .diagnostics import Applicability
 from .imports import ImportMap
 from .positions import holder_of
-from .semantic import Binding, GraphContext, Kind, Loop, Read, SemanticModel, Value
+from .semantic import Binding, GraphContext, Grad, Kind, Loop, Read, SemanticModel, Value
 from .semantic.project import ProjectIndex
 from .walk import child_fields, is_node_type
 
@@ -89,6 +89,11 @@ class FileContext:
     def graph_context(self, written: Optional[cst.BaseExpression] = None) -> GraphContext:
         """Whether a graph can be live at the visited node (``written``: the tensor it writes, if any)."""
         return self.semantic.autograd.context(self.stack, written)
+
+    def requires_grad(self, expr: cst.BaseExpression) -> Grad:
+        """Whether an op on ``expr`` here records an autograd node: YES (evidence it requires grad), NO
+        (it cannot, or grad mode is off here), UNKNOWN."""
+        return self.semantic.grads.at(expr, self.stack)
 
     def parent(self, levels: int = 1) -> Optional[cst.CSTNode]:
         """The ancestor ``levels`` above the node being visited."""

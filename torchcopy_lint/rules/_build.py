@@ -90,3 +90,9 @@ def call_before(node: cst.Call, name: str) -> Optional[cst.Call]:
             or not isinstance(func.value, cst.Call):
         return None
     return func.value
+
+
+def short_code(context, expr: cst.BaseExpression, limit: int = 40) -> str:
+    """```expr``` (quoted) for a message, on one line; "the tensor" when it is longer than ``limit``."""
+    code = " ".join(context.module.code_for_node(expr).split())
+    return f"`{code}`" if len(code) <= limit else "the tensor"

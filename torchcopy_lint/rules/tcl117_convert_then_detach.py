@@ -6,8 +6,8 @@ import libcst as cst
 
 from ..codes import CAST_CALL, KIND_EVIDENCE, TRIGGERS
 from ..engine import Rule
-from ..semantic import Kind
-from ._build import call_before, swapped
+from ..semantic import Grad, Kind
+from ._build import call_before, short_code, swapped
 from ._convert import conversion_name, receiver
 
 
@@ -19,13 +19,18 @@ class ConvertThenDetach(Rule):
     no-op) without touching autograd, and says "a value, not part of the graph" up front.
 
     Only receivers the semantic model knows are tensors are flagged: a project object with
-    its own ``.to()``/``.detach()`` is left alone. The fix swaps the two calls (safe).
+    its own ``.to()``/``.detach()`` is left alone, and so is a tensor that cannot require grad
+    there (the semantic model's requires-grad evidence: a bool or integer tensor, a factory's
+    result, ``.data``, a value made under ``no_grad``, the statement under ``no_grad``...). Where
+    nothing says whether it does, the message says "when it does". The fix swaps the two calls (safe).
     """
 
     code = "TCL117"
     name = "convert-then-detach"
-    message = ("`.{method}.detach()` records an autograd copy node and then drops it; "
+    message = ("`.{method}.detach()` records an autograd copy node (where the conversion copies) and then drops it; "
                "detach first: `.detach().{method}`")
+    conditional = ("when {tensor} requires grad, `.{method}` records an autograd copy node (where it copies) that "
+                   "`.detach()` then drops; detach first: `.detach().{method}`")
     triggers = TRIGGERS["TCL117"]  # in codes.py, importable without LibCST
     segment_triggers = (CAST_CALL + "|" + KIND_EVIDENCE,)
 
@@ -34,13 +39,16 @@ class ConvertThenDetach(Rule):
         "def f(x):\n    return x.cpu().detach()",  # x unknown
         "import torch\nx = torch.randn(3)\ny = x.cpu().numpy()",
         "import torch\nx = torch.randn(3)\ny = x.clone().detach()",  # TCL103's
+        "import torch\nx = torch.randn(3)\ny = x.float().detach()",  # a factory's result: nothing to record
+        "import torch\ndef f(x: torch.Tensor):\n    return (x > 0).cpu().detach()",  # bool
+        "import torch\ndef f(x: torch.Tensor):\n    with torch.no_grad():\n        return x.cpu().detach()",
         "class Box:\n    def to(self, d):\n        return self\n    def detach(self):\n        return self\n"
         "b = Box().to('cpu').detach()",
     ]
     INVALID = [
         "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.cpu().detach()",
         "import torch\ndef f(x: torch.Tensor):\n    return x.to(torch.float64).detach().numpy()",
-        "import torch\nx = torch.randn(3)\ny = x.float().detach()",
+        "import torch\nx = torch.randn(3, requires_grad=True)\ny = (x * 2).float().detach()",
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -50,7 +58,14 @@ class ConvertThenDetach(Rule):
         method = conversion_name(inner)
         if method is None or any(arg.star for arg in inner.args):
             return
-        if self.context.kind_of(receiver(inner)) is not Kind.TENSOR:
+        tensor = receiver(inner)
+        if self.context.kind_of(tensor) is not Kind.TENSOR:
             return
-        self.report(node, self.message.format(method=method + ("(...)" if inner.args else "()")), replacement=swapped(node, inner))
+        grad = self.context.requires_grad(tensor)
+        if grad is Grad.NO:
+            return
+        call = method + ("(...)" if inner.args else "()")
+        message = self.message.format(method=call) if grad is Grad.YES else \
+            self.conditional.format(method=call, tensor=short_code(self.context, tensor))
+        self.report(node, message, replacement=swapped(node, inner))
 

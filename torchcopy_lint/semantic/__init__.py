@@ -29,6 +29,11 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
   can be live at the visited node (``.live``; ``.kind``: no_grad, grad, nn.init, init, apply, load,
   optimizer, or forward, hook, unknown; ``.where``: a phrase for messages). Graph-free needs evidence.
 
+- ``context.requires_grad(expr) -> Grad`` (``semantic/requires_grad.py``): whether an op on ``expr`` at the
+  visited node records an autograd node: YES (evidence it requires grad: a parameter, ``requires_grad=True``,
+  a layer's output), NO (it cannot: bool/integer results, factories, ``.data``, ``.detach()``, hook gradients,
+  made under no_grad, ``requires_grad = False``; or grad mode is off at the node), UNKNOWN.
+
 - ``context.semantic.storage``: storage identity (storage.py): ``alias_of``/``root`` (views, ``.detach()``,
   ``.data``, the numpy bridge), ``writes_at`` (in-place writes of a statement), ``Side``s and ``hazard``
   (a path where one side is written in place and the other read afterwards).
@@ -37,8 +42,8 @@ Cross-module facts come from ``project.ProjectIndex`` (``context.project``, may 
 """
 
 from .autograd import GraphContext
-from .kinds import Kind, Value, join
+from .kinds import Grad, Kind, Value, join
 from .model import SemanticModel
 from .scopes import Binding, Loop, Read
 
-__all__ = ["Binding", "GraphContext", "Kind", "Loop", "Read", "SemanticModel", "Value", "join"]
+__all__ = ["Binding", "GraphContext", "Grad", "Kind", "Loop", "Read", "SemanticModel", "Value", "join"]

@@ -59,6 +59,9 @@ class Calls:
                 return TENSOR
             if len(parts) == 2 and last in v.TORCH_NOT_TENSOR:
                 return NOT_TENSOR
+            if len(parts) == 3 and (last in v.TORCH_SUBMODULE_TENSOR_FUNCTIONS.get(parts[1], ()) or
+                                    parts[1] in v.TORCH_TENSOR_SUBMODULES and last[:1].islower()):
+                return TENSOR  # torch.linalg.norm, torch.fft.rfft, torch.special.erf
             found = library.torch_call(q, call, self.arg_value(depth))
             if found is not None:
                 return found

@@ -22,6 +22,7 @@ from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, kn
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
              cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _BUSY = object()
+_SEQUENCES = frozenset("List list Tuple tuple Sequence MutableSequence Iterable Iterator".split())
 _KINDS = {k.value: k for k in Kind}
 
 
@@ -113,6 +114,8 @@ class Classes:
             except Exception:
                 return UNKNOWN
         if isinstance(ann, cst.Subscript):
+            if (dotted_name(ann.value) or "").rsplit(".", 1)[-1] in _SEQUENCES and self._of_tensors(ann):
+                return Value(Kind.TENSOR_LIST)  # List[Tensor], Tuple[Tensor, ...], Sequence[torch.Tensor]
             ann = ann.value
         if isinstance(ann, cst.BinaryOperation):  # X | Y
             return UNKNOWN
@@ -142,6 +145,22 @@ class Classes:
         if last in v.NOT_TENSOR_ANNOTATIONS or (q or "").startswith("numpy."):
             return NOT_TENSOR
         return UNKNOWN
+
+    def declared(self, b) -> Optional[Value]:
+        """What the annotation of an annotated assignment (``x: Tensor = g()``) promises, if anything."""
+        flow = b.scope.flow
+        stmt = flow.cfg_nodes[b.cfg] if 0 <= b.cfg < len(flow.cfg_nodes) else None
+        if not isinstance(stmt, cst.AnnAssign) or stmt.target is not b.node:
+            return None
+        found = self.annotation(stmt.annotation.annotation)
+        return found if found.kind is not Kind.UNKNOWN else None
+
+    def _of_tensors(self, ann: cst.Subscript) -> bool:
+        """Every item type a sequence annotation names (``...`` aside) is a tensor."""
+        if not all(isinstance(el.slice, cst.Index) for el in ann.slice):
+            return False
+        items = [el.slice.value for el in ann.slice if not isinstance(el.slice.value, cst.Ellipsis)]
+        return bool(items) and all(self.annotation(i).kind.is_tensor for i in items)
 
     def parameter(self, b) -> Value:
         fn, param, index = b.owner, b.node, b.path[0]
@@ -261,16 +280,27 @@ class Classes:
                     if b.how == "assign" and not b.path and isinstance(b.value, cst.Name) and b.value.value == "None":
                         placeholders += 1  # `self.model = None` in __init__: set for real elsewhere
                         continue
-                    values.append(self.model.evaluator.binding(b) if not b.path or b.how == "buffer"
-                                  else UNKNOWN)
+                    values.append(self.model.evaluator.binding(b))  # `self.h, self.c = h0, c0` too
                 stores.extend(scope.item_stores.get(key, ()))
         result = join(values) if values else self._project_attribute(cls.name.value, attr)
+        if result is None or result.kind is Kind.UNKNOWN:
+            result = self._declared(cls, attr) or result  # `inp_tensor: Tensor` in the class body
         if result is not None and result.kind is Kind.MAPPING and stores:
             items = join([self.model.evaluator.value(s) for s in stores])
             result = Value(Kind.MAPPING, result.cls, items if result.item is None else join([result.item, items]))
         result = known(result)
         self._attributes[memo_key] = result
         return result
+
+    def _declared(self, cls: cst.ClassDef, attr: str) -> Optional[Value]:
+        """What an annotation of ``attr`` in the class body (``inp_tensor: Tensor``) promises, if anything."""
+        for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                        and small.target.value == attr:
+                    found = self.annotation(small.annotation.annotation)
+                    return found if found.kind is not Kind.UNKNOWN else None
+        return None
 
     def attribute_of_class(self, cls: str, attr: str, depth: int) -> Value:
         """``obj.attr`` of an instance of ``cls`` (a class of this file or of the project)."""

@@ -123,6 +123,8 @@ class Evaluator:
             return UNKNOWN
         if how == "assign":
             found = self.unpacked(b.value, b.path, depth)
+            if (found is None or found.kind is Kind.UNKNOWN) and not b.path:
+                found = self.model.classes.declared(b) or found  # `x: Tensor = g()`
             if found is not None and found.kind in (Kind.NOT_TENSOR, Kind.MAPPING) and not b.path:
                 return self._filled(b, found, depth)
             return found

@@ -48,6 +48,14 @@ class Kind(Enum):
         return Kind.NOT_TENSOR
 
 
+class Grad(Enum):
+    """Whether an op on a tensor records an autograd node (requires_grad.py)."""
+
+    YES = "yes"  # evidence that the tensor requires grad (and grad mode is on)
+    NO = "no"  # evidence that nothing is recorded: it cannot require grad, or grad mode is off
+    UNKNOWN = "unknown"
+
+
 _TENSORS = frozenset({Kind.TENSOR, Kind.PARAMETER})
 _PLAIN_OTHERS = frozenset({Kind.OPTIMIZER, Kind.TENSOR_LIST, Kind.RECORD, Kind.MAPPING, Kind.NUMBER,
                            Kind.NOT_TENSOR})

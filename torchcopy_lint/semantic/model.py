@@ -60,6 +60,7 @@ class SemanticModel:
         self.module_calls = ModuleCalls(self)
         self.autograd = AutogradContexts(self)
         self._storage = None
+        self._grads = None
 
     @property
     def storage(self):
@@ -68,6 +69,14 @@ class SemanticModel:
             from .storage import Storage
             self._storage = Storage(self)
         return self._storage
+
+    @property
+    def grads(self):
+        """Requires-grad evidence (requires_grad.py), made on first use."""
+        if self._grads is None:
+            from .requires_grad import RequiresGrad
+            self._grads = RequiresGrad(self)
+        return self._grads
 
     def outside_project(self, qualified: str) -> bool:
         """Whether ``qualified`` names a well-known library the index need not be asked about

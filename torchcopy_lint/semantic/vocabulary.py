@@ -17,6 +17,16 @@ TORCH_TENSOR_FUNCTIONS = frozenset("cdist norm tensordot".split())
 """``torch.X(...)`` that returns a single tensor, where torch's annotations do not say so (``torch/functional.py``
 defines these without a return annotation). Everything annotated is in ``knowledge/torch_table.json``."""
 
+TORCH_SUBMODULE_TENSOR_FUNCTIONS = {
+    "linalg": frozenset("""norm vector_norm matrix_norm inv pinv det solve cholesky matrix_power matrix_exp cross
+        multi_dot householder_product tensorinv tensorsolve vander vecdot matmul diagonal cond matrix_rank eigvals
+        eigvalsh svdvals solve_triangular lu_solve ldl_solve""".split()),
+}
+"""``torch.linalg.X(...)`` that returns a single tensor (the decompositions return named tuples): torch defines
+them with ``_add_docstr`` on ``torch._C._linalg``, without annotations. Every public function of ``torch.fft``
+and ``torch.special`` returns a tensor."""
+TORCH_TENSOR_SUBMODULES = frozenset({"fft", "special"})
+
 TORCH_NOT_TENSOR = frozenset(
     """Size device dtype is_tensor is_storage finfo iinfo manual_seed no_grad enable_grad inference_mode
     set_grad_enabled get_default_device""".split()

@@ -99,3 +99,58 @@ def _tcl103_speed(device: str) -> None:
     t = timing_input(requires_grad=True)
     assert_not_slower(lambda: t.clone().detach(), lambda: t.detach().clone(),  # noqa: TCL103
                       "clone().detach() / detach().clone()")
+
+
+@claim("TCL103-no-node-under-no-grad", "TCL103",
+       "under torch.no_grad()/inference_mode(), clone() of a parameter or of a non-leaf records no node (so "
+       "clone().detach() there is not reported); a non-view result made there does not require grad, a view "
+       "of a parameter made there still does",
+       devices=("cpu",), tags={"near-miss"})
+def _tcl103_no_node_under_no_grad(device: str) -> None:
+    import torch
+
+    weight = torch.nn.Parameter(torch.randn(3, device=device))
+    hidden = weight * 2
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode():
+            for name, t in (("parameter", weight), ("non-leaf", hidden)):
+                copy = t.clone()
+                assert copy.grad_fn is None and not copy.requires_grad, f"{mode.__name__}: clone() of a {name}"
+                assert copy.detach().grad_fn is None
+    with torch.no_grad():
+        product, view = weight * 2, weight.view(-1)
+    assert not product.requires_grad, "a product made under no_grad requires grad"
+    assert view.requires_grad, "a view of a parameter made under no_grad does not require grad"
+    assert type(view.clone().grad_fn).__name__ == "CloneBackward0", "clone() of that view records no node"
+    plain = torch.randn(3, device=device, requires_grad=True)
+    plain.requires_grad = False
+    assert plain.clone().grad_fn is None, "clone() after requires_grad = False recorded a node"
+
+
+@claim("TCL103-integral-results-no-grad", "TCL103",
+       "comparisons, ~, &, argmax/argsort/nonzero, .long()/.int()/.bool(), torch.where(cond), the indices of "
+       "max/sort/topk, .data, factories and hook gradients never require grad, even from a tensor that does: "
+       "their clone() records no node",
+       devices=("cpu",), tags={"near-miss"})
+def _tcl103_integral_results_no_grad(device: str) -> None:
+    import torch
+
+    x = torch.randn(4, 5, device=device, requires_grad=True)
+    mask = x > 0
+    results = {
+        "x > 0": mask, "x == 1": x == 1, "~mask": ~mask, "mask & mask": mask & mask, "x.argmax(1)": x.argmax(1),
+        "x.argsort()": x.argsort(), "x.nonzero()": x.nonzero(), "x.long()": x.long(), "x.int()": x.int(),
+        "x.bool()": x.bool(), "torch.where(mask)[0]": torch.where(mask)[0], "x.max(1)[1]": x.max(1)[1],
+        "x.sort(1).indices": x.sort(1).indices, "x.topk(2)[1]": x.topk(2)[1], "x.data": x.data,
+        "x.new_zeros(3)": x.new_zeros(3), "torch.zeros_like(x)": torch.zeros_like(x),
+        "torch.randint(0, 3, (2,))": torch.randint(0, 3, (2,), device=device),
+        "torch.arange(3)": torch.arange(3, device=device),
+    }
+    for spelling, t in results.items():
+        assert not t.requires_grad, f"{spelling} requires grad"
+        assert t.clone().grad_fn is None, f"{spelling}.clone() recorded a node"
+    assert x.max(1)[0].requires_grad, "the values of max(1) do not require grad"
+    seen = []
+    x.register_hook(lambda grad: seen.append(grad.requires_grad) or None)
+    (x * 2).sum().backward()
+    assert seen == [False], f"a tensor hook's gradient requires grad: {seen}"

@@ -60,3 +60,22 @@ def _tcl117_throwaway_node(device: str) -> None:
     late, early = dispatched(lambda: hidden.to(torch.float64).detach()), \
         dispatched(lambda: hidden.detach().to(torch.float64))
     assert sorted(late[0]) == sorted(early[0]) and late[1] == early[1], f"{late} vs {early}"
+
+
+@claim("TCL117-no-node-without-grad", "TCL117",
+       "a conversion records no node under no_grad (even of a parameter), nor of a comparison, an argmax, "
+       ".long(), .data or a factory's result; a no-op conversion of a tensor that requires grad returns it "
+       "itself and records nothing either",
+       devices=("cpu",), tags={"near-miss"})
+def _tcl117_no_node_without_grad(device: str) -> None:
+    import torch
+
+    weight = torch.nn.Parameter(torch.randn(3, 4, device=device))
+    with torch.no_grad():
+        assert weight.to(torch.float64).grad_fn is None, "a conversion under no_grad recorded a node"
+    for spelling, t in {"weight > 0": weight > 0, "weight.argmax(1)": weight.argmax(1), "weight.long()": weight.long(),
+                        "weight.data": weight.data, "weight.new_zeros(2)": weight.new_zeros(2)}.items():
+        converted = t.to(torch.float64)
+        assert converted.grad_fn is None and not converted.requires_grad, f"{spelling}.to(float64) recorded a node"
+    same = weight.to(weight.dtype)
+    assert same is weight and same.grad_fn is None, "a no-op conversion made a copy"
