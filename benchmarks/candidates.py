@@ -1,6 +1,6 @@
 """Candidate sites for every rule, found WITHOUT the linter (stdlib ``ast`` only), for labelling and recall.
 
-    python benchmarks/candidates.py [--dest DIR] [--entries E ...] [--codes TCL109 ...] > candidates.tsv
+    python benchmarks/candidates.py [--dest DIR] [--split dev|held-out|all] [--entries E ...] [--codes TCL109 ...]
 
 Each pattern is deliberately wider than its rule: it finds the syntactic shape only (``torch.tensor(<not a
 literal>)``, any write through ``.data``, any ``deepcopy(``, any ``= X.state_dict()``, any ``ACC += NAME`` in a
@@ -162,9 +162,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--dest", type=Path, default=None)
     ap.add_argument("--entries", nargs="*", default=None, help="corpus entries (directory names); default all")
     ap.add_argument("--codes", nargs="*", default=None)
+    corpus.add_split_argument(ap)
     args = ap.parse_args(argv)
     dest = (args.dest or corpus.default_dest()).expanduser()
-    present = corpus.present(dest)
+    present = corpus.present(dest, args.split)
     for entry in sorted(args.entries or present):
         root = present.get(entry)
         if root is None:

@@ -4,6 +4,7 @@
     python benchmarks/corpus.py --list          # print <name>-<version> and its directory
     python benchmarks/corpus.py --dest DIR      # another cache directory
     python benchmarks/corpus.py --mirror-dir D  # where the git mirrors are (default /work/.mirror)
+    python benchmarks/corpus.py --split all     # the dev split (default), held-out, or both
 
 Each package is fetched with ``pip download --no-deps --only-binary=:all:`` (pure-Python
 wheels; pip's own index configuration is used) and its ``.py`` files are unpacked into
@@ -17,6 +18,7 @@ Repositories (``GIT_REPOS``, training scripts rather than libraries) are pinned 
 read from a local bare mirror ``<mirror-dir>/<owner>+<name>/repo`` (this tool never clones):
 the commit's ``.py`` blobs are unpacked, into
 ``<dest>/<owner>+<name>-<commit[:12]>/``. A missing mirror or commit is reported and skipped.
+``HELD_OUT_REPOS`` (the held-out split, ``--split held-out``) are read the same way.
 
 A directory is complete once it holds a ``.complete`` marker; rerunning skips it. Only the
 standard library is used, and torch is never imported.
@@ -33,9 +35,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _unpack import unpack_git_py, unpack_wheel_py  # noqa: E402
 
 PACKAGES: Dict[str, str] = {
     "timm": "1.0.31",
@@ -110,6 +114,30 @@ GIT_REPOS: Dict[str, str] = {
 }
 """GitHub owner/name -> pinned commit (read from a local mirror, see ``fetch_git``)."""
 
+HELD_OUT_REPOS: Dict[str, str] = {
+    "allenai/allennlp": "80fb6061e568cb9d6ab5d45b661e86eb61b92c82",
+    "catalyst-team/catalyst": "e99f90655d0efcf22559a46e928f0f98c9807ebf",
+    "chr5tphr/zennit": "6204e31e1d5d2cb7471d249084712a20c787b360",
+    "cornellius-gp/gpytorch": "7c4ec80f0f05cf530348a8a8972d67a11dd26ed2",
+    "DLR-RM/stable-baselines3": "e05d2dbe6eda0acd0ef2e316e3e4065677add3eb",
+    "huggingface/peft": "5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40",
+    "huggingface/trl": "f2cd57710ae345ea6428ae95363267fcf38a3dc8",
+    "kornia/kornia": "b4f5a78a13891c7ac4c1cd9695941380273e981d",
+    "pyro-ppl/pyro": "ff6ae1c9572591791aae8842bcd702fcf0b46fd6",
+    "pytorch/captum": "faac08773131888714b15709b28494ebeea7f6eb",
+    "pytorch/rl": "ae9719f17b1517af5c2523a36c4616f003ee55cf",
+    "sbi-dev/sbi": "900821dc78aafeb63bca5692d4d9cecfe3c605ae",
+    "thu-ml/tianshou": "f2402056b03acafeedf2518a5088db55add004ab",
+    "vwxyzjn/cleanrl": "fe8d8a03c41a7ef5b523e2e354bd01c363e786bb",
+}
+"""The held-out split: repositories the rules were never developed against, from fields the dev split lacks
+(reinforcement learning, probabilistic programming, Gaussian processes, attribution, fine-tuning, training
+frameworks, differentiable vision, simulation-based inference). Read like ``GIT_REPOS``; never labelled in
+labels.tsv: heldout_sample.py draws their sample for independent labelling (heldout_labels.tsv)."""
+
+SPLITS = ("dev", "held-out", "all")
+"""``dev``: the packages, torch and ``GIT_REPOS`` (labels.tsv); ``held-out``: ``HELD_OUT_REPOS``; ``all``: both."""
+
 GIT_VERSION_LEN = 12
 DEFAULT_MIRROR_DIR = Path(os.environ.get("TORCHCOPY_MIRROR_DIR", "/work/.mirror"))
 
@@ -122,10 +150,26 @@ def default_dest() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "torchcopy-lint" / "corpus"
 
 
-def corpus_entries() -> List[Tuple[str, str]]:
-    """(name, version) of every corpus member: packages, torch, then repositories (``owner/name``, short commit)."""
-    return (sorted(PACKAGES.items()) + [("torch", TORCH_VERSION)]
-            + [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(GIT_REPOS.items())])
+def corpus_entries(split: str = "dev") -> List[Tuple[str, str]]:
+    """(name, version) of the members of ``split`` (see ``SPLITS``): packages, torch, then repositories
+    (``owner/name``, short commit), then the held-out repositories."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}: one of {', '.join(SPLITS)}")
+    dev = (sorted(PACKAGES.items()) + [("torch", TORCH_VERSION)]
+           + [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(GIT_REPOS.items())])
+    held_out = [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(HELD_OUT_REPOS.items())]
+    return {"dev": dev, "held-out": held_out, "all": dev + held_out}[split]
+
+
+def repo_commit(name: str) -> Optional[str]:
+    """The pinned commit of a repository member of either split; None for a package."""
+    return GIT_REPOS.get(name) or HELD_OUT_REPOS.get(name)
+
+
+def add_split_argument(ap: argparse.ArgumentParser) -> None:
+    """The ``--split`` option every corpus tool takes (default dev: the figures labels.tsv scores)."""
+    ap.add_argument("--split", choices=SPLITS, default="dev",
+                    help="dev: the labelled members; held-out: HELD_OUT_REPOS; all: both (default %(default)s)")
 
 
 def entry_name(name: str, version: str) -> str:
@@ -135,7 +179,7 @@ def entry_name(name: str, version: str) -> str:
 
 def split_entry(entry: str) -> Tuple[str, str]:
     """(name, version) of a directory name made by ``entry_name``."""
-    for name, version in corpus_entries():
+    for name, version in corpus_entries("all"):
         if entry_name(name, version) == entry:
             return name, version
     name, _, version = entry.rpartition("-")
@@ -146,80 +190,15 @@ def entry_dir(dest: Path, name: str, version: str) -> Path:
     return dest / entry_name(name, version)
 
 
-def present(dest: Optional[Path] = None) -> Dict[str, Path]:
-    """The complete corpus directories under ``dest``: ``{"<name>-<version>": path}``."""
+def present(dest: Optional[Path] = None, split: str = "dev") -> Dict[str, Path]:
+    """The complete corpus directories of ``split`` under ``dest``: ``{"<name>-<version>": path}``."""
     dest = dest or default_dest()
     out = {}
-    for name, version in corpus_entries():
+    for name, version in corpus_entries(split):
         path = entry_dir(dest, name, version)
         if (path / MARKER).exists():
             out[entry_name(name, version)] = path
     return out
-
-
-def _unpack_wheel_py(wheel: Path, target: Path, top_filter: Optional[str] = None) -> int:
-    count = 0
-    with zipfile.ZipFile(wheel) as zf:
-        for info in zf.infolist():
-            name = info.filename
-            if not name.endswith(".py") or ".dist-info/" in name or ".data/" in name.split("/", 1)[0] + "/":
-                continue
-            if top_filter and not name.startswith(top_filter + "/"):
-                continue
-            parts = _safe_parts(name)
-            if parts is None:
-                continue
-            out = target.joinpath(*parts)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(out, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            count += 1
-    return count
-
-
-def _safe_parts(name: str) -> Optional[Tuple[str, ...]]:
-    parts = Path(name).parts
-    if name.startswith("/") or any(p in ("..", "") for p in parts):
-        return None
-    return parts
-
-
-def _unpack_git_py(gitdir: Path, commit: str, target: Path) -> Tuple[int, int]:
-    """Write the ``.py`` blobs of ``commit`` under ``target``: (written, absent from the mirror).
-
-    Blobs are read one by one with ``git cat-file --batch`` rather than ``git archive``: a snapshot
-    may lack its large non-Python blobs, and ``git archive`` fails on the first absent one.
-    """
-    git = ["git", "--git-dir", str(gitdir)]
-    listing = subprocess.run(git + ["ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
-    blobs = []
-    for record in listing.split(b"\0"):
-        if not record:
-            continue
-        meta, _, name = record.partition(b"\t")
-        mode, kind, sha = meta.split()
-        path = name.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and mode != b"120000" and path.endswith(".py") and _safe_parts(path):
-            blobs.append((sha, path))
-    count = missing = 0
-    proc = subprocess.Popen(git + ["cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert proc.stdin and proc.stdout
-    for sha, path in blobs:
-        proc.stdin.write(sha + b"\n")
-        proc.stdin.flush()
-        header = proc.stdout.readline().split()
-        if len(header) < 3 or header[1] == b"missing":
-            missing += 1
-            continue
-        data = proc.stdout.read(int(header[2]))
-        proc.stdout.read(1)  # the newline after each object
-        out = target.joinpath(*Path(path).parts)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
-        count += 1
-    proc.stdin.close()
-    proc.wait()
-    return count, missing
 
 
 def fetch_git(repo: str, commit: str, dest: Path, mirror_dir: Path) -> Optional[Path]:
@@ -246,7 +225,7 @@ def fetch_git(repo: str, commit: str, dest: Path, mirror_dir: Path) -> Optional[
         shutil.rmtree(target)
     target.mkdir(parents=True)
     try:
-        count, missing = _unpack_git_py(gitdir, commit, target)
+        count, missing = unpack_git_py(gitdir, commit, target)
     except (OSError, subprocess.CalledProcessError) as exc:
         shutil.rmtree(target, ignore_errors=True)
         print(f"{repo}@{commit}: reading {gitdir} failed ({exc}): skipped", file=sys.stderr)
@@ -271,7 +250,7 @@ def fetch_package(name: str, version: str, dest: Path, pip: List[str]) -> Path:
         if len(wheels) != 1:
             raise SystemExit(f"{name}=={version}: expected one wheel, got {wheels}")
         target.mkdir(parents=True)
-        count = _unpack_wheel_py(Path(wheels[0]), target)
+        count = unpack_wheel_py(Path(wheels[0]), target)
     (target / MARKER).write_text(f"{name}=={version} {count} files\n")
     return target
 
@@ -327,7 +306,7 @@ def fetch_torch(dest: Path, wheel: Optional[Path]) -> Path:
             raise SystemExit(f"torch {TORCH_VERSION}: not installed and no local wheel (use --torch-wheel); "
                              "not downloading a CUDA wheel")
         target.mkdir(parents=True)
-        count = _unpack_wheel_py(wheel, target, top_filter="torch")
+        count = unpack_wheel_py(wheel, target, top_filter="torch")
         origin = str(wheel)
     (target / MARKER).write_text(f"torch=={TORCH_VERSION} {count} files from {origin}\n")
     return target
@@ -341,22 +320,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="only these names (e.g. timm torch karpathy/nanoGPT)")
     ap.add_argument("--mirror-dir", type=Path, default=DEFAULT_MIRROR_DIR,
                     help="local bare git mirrors, <owner>+<name>/repo (default %(default)s)")
+    add_split_argument(ap)
     args = ap.parse_args(argv)
     dest = (args.dest or default_dest()).expanduser()
     if args.list:
-        have = present(dest)
-        for name, version in corpus_entries():
+        have = present(dest, args.split)
+        for name, version in corpus_entries(args.split):
             key = entry_name(name, version)
             print(f"{key}\t{have.get(key, '(missing)')}")
         return 0
     dest.mkdir(parents=True, exist_ok=True)
     pip = [sys.executable, "-m", "pip"]
     skipped = 0
-    for name, version in corpus_entries():
+    for name, version in corpus_entries(args.split):
         if args.only and name not in args.only:
             continue
-        if name in GIT_REPOS:
-            path = fetch_git(name, GIT_REPOS[name], dest, args.mirror_dir.expanduser())
+        commit = repo_commit(name)
+        if commit:
+            path = fetch_git(name, commit, dest, args.mirror_dir.expanduser())
             if path is None:
                 skipped += 1
                 continue

@@ -3,6 +3,7 @@
     python benchmarks/fix_check.py                       # all corpus projects (see corpus.py)
     python benchmarks/fix_check.py --entries timm-1.0.31  # some projects only
     python benchmarks/fix_check.py --checkout DIR         # the torchcopy_lint of another checkout
+    python benchmarks/fix_check.py --split held-out       # the held-out split (default: dev; see corpus.py)
 
 The corpus is copied to a temporary directory (never fixed in place). The linter runs there twice with
 ``--isolated --no-cache --fix --unsafe-fixes``. Reported, and each a failure (exit 1):
@@ -68,10 +69,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--python", default=None, help="interpreter that runs the linter")
     ap.add_argument("--keep", action="store_true", help="keep the fixed copy and print its path")
     ap.add_argument("--select", default=None, help="the linter's --select (ALL: the opt-in rules' fixes too)")
+    corpus.add_split_argument(ap)
     args = ap.parse_args(argv)
 
     dest = (args.dest or corpus.default_dest()).expanduser()
-    present = corpus.present(dest)
+    present = corpus.present(dest, args.split)
     entries = sorted(args.entries or present)
     missing = [e for e in entries if e not in present]
     if not entries or missing:

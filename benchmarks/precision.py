@@ -7,6 +7,7 @@
     python benchmarks/precision.py --sample 40        # sample size per rule in the report (default 25)
     python benchmarks/precision.py --candidates       # also list candidate sites (candidates.py) not reported
     python benchmarks/precision.py --template         # print TSV rows for diagnostics not yet labelled
+    python benchmarks/precision.py --split held-out   # lint another split (labels.tsv scores only the dev one)
 
 The report (per rule: diagnostics, a fixed-seed sample of sites with their source line, and
 the score against labels.tsv, then the same score per project) is written to
@@ -252,12 +253,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="the linter's --select (default: ALL, the opt-in TCL119 too: labels.tsv labels its sites; "
                          "under the default selection its recall would read 0)")
     ap.add_argument("--file-timeout", default=None, help="the linter's --file-timeout (0: none, for a loaded machine)")
+    corpus.add_split_argument(ap)
     args = ap.parse_args(argv)
 
     dest = (args.dest or corpus.default_dest()).expanduser()
-    present = corpus.present(dest)
+    present = corpus.present(dest, args.split)
     if not present:
-        print(f"no corpus under {dest}: run benchmarks/corpus.py first", file=sys.stderr)
+        print(f"no {args.split} corpus under {dest}: run benchmarks/corpus.py --split {args.split} first",
+              file=sys.stderr)
         return 2
     labels = read_labels(args.labels) if args.labels.exists() else []
     if args.labelled_only:
@@ -278,7 +281,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     out_dir = (args.out or dest.parent / "precision").expanduser()
     out_dir.mkdir(parents=True, exist_ok=True)
     linter = f"checkout {args.checkout}" if args.checkout else "this environment's torchcopy_lint"
-    head = [f"corpus: {dest} ({len(present)} projects; {'labelled files only' if args.labelled_only else 'all files'})",
+    head = [f"corpus: {dest}, split {args.split} ({len(present)} projects; "
+            f"{'labelled files only' if args.labelled_only else 'all files'})",
             f"linter: {linter}", f"labels: {len(usable)} rows in {len({lab.entry for lab in usable})} projects"
             + (f"; projects absent, their labels skipped: {', '.join(absent)}" if absent else "")]
     report = ["# torchcopy-lint precision report", ""] + head + ["", format_table(table), "",
