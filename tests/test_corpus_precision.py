@@ -33,7 +33,12 @@ precision = _load("precision")
 corpus = precision.corpus
 
 MIN_PRECISION = 0.97
-MIN_RECALL = {"TCL103": 0.9, "TCL104": 0.95, "TCL119": 0.9}
+# Session 10 (issue 29): TCL104 reports only with evidence of a live graph; 115 of its dev TP rows had none and are
+# TCL119's now ([unknown:K]). What is left is small (15 diagnostics): the two KNOWN_OPEN notebook re-initialisations
+# (a forward at the end of the first run's loop, the write, then the second run's forward and backward) put its
+# precision at 13/15, and 6 sites no rule reports (they were missed before too) its recall at 13/19.
+MIN_PRECISION_OF = {"TCL104": 0.85}
+MIN_RECALL = {"TCL103": 0.9, "TCL104": 0.65, "TCL119": 0.9}
 MIN_LABELS, MIN_PROJECTS, MIN_TRAINING_REPOS = 400, 20, 10
 
 # Sites labelled FP that the linter still reports, with the issue that owns the fix. Any OTHER loud FP/TN
@@ -100,15 +105,15 @@ def test_labels_are_well_formed():
 
 @pytest.mark.corpus
 def test_data_write_sites_name_their_autograd_context():
-    """Issue 21: each TCL104/TCL119 row's reason starts with [live:K], [free:K] or [trap]; a live TP is TCL104's,
-    a graph-free one TCL119's (benchmarks/label_contexts.py writes them)."""
+    """Issue 21: each TCL104/TCL119 row's reason starts with [live:K], [free:K], [unknown:K] or [trap]; a live TP is
+    TCL104's, a graph-free one and (issue 29) one with no evidence either way TCL119's."""
     rows = [lab for lab in precision.read_labels() if lab.code in ("TCL104", "TCL119")]
     assert len(rows) >= 2 * 700
     for lab in rows:
         tag = lab.reason.split("]", 1)[0] + "]"
-        assert tag == "[trap]" or tag.startswith(("[live:", "[free:")), lab
+        assert tag == "[trap]" or tag.startswith(("[live:", "[free:", "[unknown:")), lab
         if lab.label == "TP":
-            assert tag.startswith("[live:" if lab.code == "TCL104" else "[free:"), lab
+            assert tag.startswith("[live:") if lab.code == "TCL104" else tag.startswith(("[free:", "[unknown:")), lab
     kinds = {lab.reason.split("]", 1)[0][1:] for lab in rows if lab.label == "TP"}
     assert {"live:forward", "live:hook", "free:init", "free:no_grad", "free:grad"} <= kinds
 
@@ -127,6 +132,6 @@ def test_precision_and_recall(scored, code):
     labels, reported = scored
     table = precision.score(labels, reported, {})[code]
     if table["precision"] is not None:
-        assert table["precision"] >= MIN_PRECISION, (code, table["false_alarms"])
+        assert table["precision"] >= MIN_PRECISION_OF.get(code, MIN_PRECISION), (code, table["false_alarms"])
     if code in MIN_RECALL:
         assert table["recall"] is not None and table["recall"] >= MIN_RECALL[code], (code, table["missed_tp"])

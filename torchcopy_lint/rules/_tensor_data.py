@@ -24,17 +24,29 @@ _PYTHON_CALLS = frozenset("int float bool len list tuple range".split())
 _NUMPY_ARRAYS = frozenset("""array asarray ascontiguousarray zeros ones empty full zeros_like ones_like empty_like
     full_like arange linspace logspace eye identity stack vstack hstack concatenate load loadtxt fromfile frombuffer
     expand_dims reshape transpose tile diag outer random.rand random.randn""".split())
+#: ndarray methods that return an array.
+_ARRAY_METHODS = frozenset("reshape astype transpose copy squeeze flatten ravel swapaxes clip".split())
 _NUMPY_ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 _PYTHON_ANNOTATIONS = frozenset("int float bool list tuple List Tuple typing.List typing.Tuple".split())
 
 
-def data_kind(context: FileContext, expr: cst.BaseExpression, follow: bool = True) -> Optional[str]:
+def data_kind(context: FileContext, expr: cst.BaseExpression, follow: int = 2) -> Optional[str]:
     """PYTHON for a list or tuple display, a comprehension, a number, a builtin's result (``len``, ``.tolist()``,
-    ``.item()``); NUMPY for a numpy function's array, ``.numpy()``; for a name (``follow``), what each of its
-    bindings is (an assignment of one of those, a parameter annotated ``list``/``float``/``np.ndarray``, a loop
-    over a display or a ``range``); None when not known."""
+    ``.item()``); NUMPY for a numpy function's array, ``.numpy()``, and an array's slice (``a[None, :]``),
+    arithmetic with it (``a / 255``) or array method (``a.reshape(...)``); for a name (``follow`` levels), what
+    each of its bindings is (an assignment of one of those, a parameter annotated ``list``/``float``/``np.ndarray``,
+    a loop over a display or a ``range``); None when not known."""
     if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float)) or literal_kind(expr):
         return PYTHON
+    if isinstance(expr, cst.Subscript) and any(isinstance(e.slice, cst.Index) and _new_axis(context, e.slice.value)
+                                               or isinstance(e.slice, cst.Slice) for e in expr.slice):
+        return NUMPY if data_kind(context, expr.value, follow) == NUMPY else None  # a slice of an array: an array
+    if isinstance(expr, cst.BinaryOperation):
+        sides = {data_kind(context, expr.left, follow), data_kind(context, expr.right, follow)}
+        return NUMPY if NUMPY in sides and sides <= {NUMPY, PYTHON} else None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in _ARRAY_METHODS and data_kind(context, expr.func.value, follow) == NUMPY:
+        return NUMPY
     if isinstance(expr, cst.Call):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in _PYTHON_CALLS and context.qualified_name(func) in (
@@ -45,12 +57,12 @@ def data_kind(context: FileContext, expr: cst.BaseExpression, follow: bool = Tru
         qualified = context.qualified_name(func) or ""
         return NUMPY if qualified.startswith("numpy.") and qualified[6:] in _NUMPY_ARRAYS and (
             expr.args or not qualified.startswith("numpy.random.")) else None
-    if not follow or not isinstance(expr, cst.Name):
+    if follow <= 0 or not isinstance(expr, cst.Name):
         return None
     kinds = set()
     for binding in context.reaching(expr):
         if binding.how == "assign" and not binding.path and binding.value is not None:
-            kinds.add(data_kind(context, binding.value, follow=False))
+            kinds.add(data_kind(context, binding.value, follow - 1))
         elif binding.how == "param" and isinstance(binding.node, cst.Param):
             kinds.add(_annotated(context, binding.node.annotation))
         elif binding.how == "iter" and not binding.path and binding.value is not None:
@@ -139,3 +151,8 @@ def literal_kind(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Float):
         return "float"
     return None
+
+
+def _new_axis(context: FileContext, expr: cst.BaseExpression) -> bool:
+    """``None`` or ``np.newaxis`` in an index: the result keeps an array's dimensions."""
+    return isinstance(expr, cst.Name) and expr.value == "None" or context.qualified_name(expr) == "numpy.newaxis"
