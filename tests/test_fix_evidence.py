@@ -147,3 +147,13 @@ def test_a_notebook_gets_the_fix_its_cells_show(tmp_path, cli):
     assert re.search(r"fixed 1\.", done.stderr.decode()), done.stderr
     fixed = json.loads(path.read_text())["cells"][1]["source"]
     assert "".join(fixed) == cells[1].replace(".data.zero_()", ".detach().zero_()")
+
+
+def test_fixes_apply_in_the_files_encoding_and_line_endings():
+    """The edits count characters of the decoded text and end lines where the parser does."""
+    latin = "# -*- coding: latin-1 -*-\r\nimport torch\r\ny = 'éé'; x = torch.tensor(torch.zeros(3))\r\n"
+    bom = "\ufeffimport torch\ny = 'é'\rx = (torch.tensor(torch.zeros(3)))\n"
+    for text, encoding in ((latin, "latin-1"), (bom, "utf-8")):
+        result = fix_source(text.encode(encoding), ALL_RULES)
+        fixed = text.replace("torch.tensor(torch.zeros(3))", "torch.zeros(3).detach().clone()")
+        assert result.source == fixed.encode(encoding) and result.applied == 1
