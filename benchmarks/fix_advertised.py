@@ -5,10 +5,10 @@
 
 The ``.py`` / ``.ipynb`` files under each PATH are copied to a temporary directory (the originals are
 only read). On the copy: a lint (JSON): *advertised*, the diagnostics that show a fix; ``--fix
---unsafe-fixes``: its summary's ``fixed N``; a second lint: *fixed* per file, the diagnostics the
-fix removed, and *left*, the diagnostics that still show a fix. A file whose fixed count is not its
-advertised count, that still shows a fix, that no longer parses, or that changed though it showed
-no fix is listed, and the exit status is 1. fix_check.py prints the same counts over the corpus.
+--unsafe-fixes --show-fixes``: its summary's ``fixed N`` and *fixed* per file; a second lint: *left*,
+the diagnostics that still show a fix (and the findings that a fix made appear, for the rules to look
+at). A file whose fixed count is not its advertised count, that still shows a fix, that no longer
+parses, or that changed though it showed no fix is listed, and the exit status is 1. fix_check.py prints the same counts over the corpus.
 Only the standard library is used; torch is never imported.
 """
 
@@ -24,7 +24,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -41,6 +41,7 @@ class Counts:
     fixed: Counter = field(default_factory=Counter)  # path -> diagnostics gone after the fix
     left: Counter = field(default_factory=Counter)  # path -> diagnostics still showing a fix, after
     by_code: Counter = field(default_factory=Counter)  # code -> advertised
+    new: Counter = field(default_factory=Counter)  # path -> findings that appeared once the fixes were applied
 
     def mismatched(self) -> List[str]:
         paths = sorted(set(self.advertised) | set(self.fixed) | set(self.left))
@@ -48,8 +49,9 @@ class Counts:
                 for p in paths if self.advertised[p] != self.fixed[p] or self.left[p]]
 
 
-def compare(before: Sequence[dict], after: Sequence[dict], root: Path) -> Counts:
-    """The counts from the JSON diagnostics of a lint before and after ``--fix --unsafe-fixes``."""
+def compare(before: Sequence[dict], after: Sequence[dict], root: Path, fixed: Optional[Counter] = None) -> Counts:
+    """The counts from the JSON diagnostics of a lint before and after ``--fix --unsafe-fixes``; ``fixed``:
+    what the fix run reported fixed per file (default: the diagnostics it removed, before minus after)."""
     counts = Counts()
     totals: Counter = Counter()
     for d in before:
@@ -63,7 +65,9 @@ def compare(before: Sequence[dict], after: Sequence[dict], root: Path) -> Counts
         totals[path] -= 1
         if d.get("fix"):
             counts.left[path] += 1
-    counts.fixed.update({path: n for path, n in totals.items() if n})
+    removed = Counter({path: n for path, n in totals.items() if n})
+    counts.fixed = fixed if fixed is not None else removed
+    counts.new = Counter({path: counts.fixed[path] - n for path, n in removed.items() if counts.fixed[path] > n})
     return counts
 
 
@@ -81,15 +85,23 @@ def _copy(paths: Sequence[Path], work: Path) -> int:
     return copied
 
 
-def _fix(work: Path, extra: List[str], jobs: Optional[int]) -> Optional[int]:
-    """Run ``--fix --unsafe-fixes`` over ``work``; the ``fixed N`` of its summary (None: no summary line)."""
+def _fix(work: Path, extra: List[str], jobs: Optional[int]) -> Tuple[Optional[int], Counter]:
+    """Run ``--fix --unsafe-fixes --show-fixes`` over ``work``: the ``fixed N`` of its summary, and what it
+    lists fixed per file (path relative to ``work``)."""
     cmd = [sys.executable, "-m", "torchcopy_lint", "--isolated", "--no-cache", "--exit-zero", "--fix",
-           "--unsafe-fixes", *extra] + (["--jobs", str(jobs)] if jobs else []) + [str(work)]
+           "--unsafe-fixes", "--show-fixes", *extra] + (["--jobs", str(jobs)] if jobs else []) + [str(work)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"torchcopy-lint --fix failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    per_file: Counter = Counter()
+    path = None
+    for line in proc.stderr.splitlines():
+        if line.startswith("- ") and line.endswith(":"):
+            path = Path(line[2:-1]).resolve().relative_to(work).as_posix()
+        elif path is not None and re.match(r"\s+\d+ \u00d7 ", line):
+            per_file[path] += int(line.split()[0])
     found = re.search(r"fixed (\d+)\.", proc.stderr)
-    return int(found.group(1)) if found else 0
+    return (int(found.group(1)) if found else 0), per_file
 
 
 def _digests(root: Path) -> Dict[str, bytes]:
@@ -110,10 +122,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         files = _copy(args.paths, work)
         original = _digests(work)
         before = precision.run_linter([work], args.jobs, extra=extra)
-        summary = _fix(work, extra, args.jobs)
+        summary, reported = _fix(work, extra, args.jobs)
         after = precision.run_linter([work], args.jobs, extra=extra)
         changed = {p: text for p, text in _digests(work).items() if text != original.get(p)}
-        counts = compare(before, after, work)
+        counts = compare(before, after, work, reported)
         broken = []
         for path, text in changed.items():
             if path.endswith(".py"):
@@ -129,8 +141,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"diagnostics before: {len(before)}; showing a fix (advertised): {advertised} "
           f"in {len(counts.advertised)} files {dict(sorted(counts.by_code.items()))}")
     print(f"--fix --unsafe-fixes: files changed {len(changed)}, summary 'fixed {summary}', "
-          f"diagnostics fixed (before - after, per file) {fixed}")
-    print(f"diagnostics after: {len(after)}; still showing a fix: {sum(counts.left.values())}")
+          f"listed fixed (--show-fixes, per file) {fixed}")
+    print(f"diagnostics after: {len(after)}; still showing a fix: {sum(counts.left.values())}; findings a fix "
+          f"made appear (no fix shown, for the rules to look at): {sum(counts.new.values())} in {sorted(counts.new)}")
     problems = counts.mismatched() + broken + unasked
     print(f"files where advertised != applied: {len(counts.mismatched())}; not parsing: {len(broken)}; "
           f"changed without a fix shown: {len(unasked)}")

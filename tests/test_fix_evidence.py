@@ -157,3 +157,14 @@ def test_fixes_apply_in_the_files_encoding_and_line_endings():
         result = fix_source(text.encode(encoding), ALL_RULES)
         fixed = text.replace("torch.tensor(torch.zeros(3))", "torch.zeros(3).detach().clone()")
         assert result.source == fixed.encode(encoding) and result.applied == 1
+
+
+def test_a_fix_over_several_rounds_counts_as_advertised(tmp_path, cli):
+    """`t.clone().detach().clone().detach()`: two overlapping fixes, applied over rounds whose results the
+    next round fixes again; --fix reports the fixes the output showed, no more."""
+    path = tmp_path / "chains.py"
+    path.write_text(Path(__file__).resolve().parents[1].joinpath("fixtures", "TCL103", "clone_detach.py").read_text())
+    shown = json.loads(cli("--isolated", "--no-cache", "--output-format", "json", str(path)).stdout)
+    advertised = len([d for d in shown if d["fix"] and d["fix"]["applicability"] == "safe"])
+    done = cli("--isolated", "--no-cache", "--fix", "--show-fixes", str(path))
+    assert f"Fixed {advertised} errors:" in done.stderr.decode() and f"fixed {advertised}." in done.stderr.decode()

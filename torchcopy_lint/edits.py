@@ -11,7 +11,7 @@ LibCST-free: the editor and the runner's parent may use it without the engine.
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
 from .diagnostics import Applicability, Diagnostic, Fix
 
@@ -62,3 +62,14 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> str:
     for start, end, content in spans:  # from the end, so that earlier offsets hold
         text = text[:start] + content + text[end:]
     return text
+
+
+def fixed_counts(before: Iterable[Diagnostic], applied: Mapping[str, int], unsafe: bool) -> Dict[str, int]:
+    """What ``--fix`` reports fixed, per code: the fixes applied (``applied``, per code), counted as ``before``
+    advertised them (a fix that took rounds, or whose result the next round fixed again, counts once)."""
+    advertised: Dict[str, int] = {}
+    for d in before:
+        if applies(d, unsafe):
+            advertised[d.code] = advertised.get(d.code, 0) + 1
+    counts = {code: min(n, applied.get(code, 0)) for code, n in sorted(advertised.items())}
+    return {code: n for code, n in counts.items() if n > 0}

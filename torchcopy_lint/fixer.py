@@ -15,6 +15,7 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple, Type
 
@@ -36,6 +37,7 @@ class FixResult:
     source: bytes
     applied: int
     diagnostics: List[Diagnostic] = field(default_factory=list)  # of ``source``, by the same lint: what is left
+    applied_codes: Counter = field(default_factory=Counter)  # how many fixes of each code were applied
 
 
 def fix_with(source: bytes, lint: Lint, unsafe: bool = False,
@@ -46,27 +48,27 @@ def fix_with(source: bytes, lint: Lint, unsafe: bool = False,
     if a round breaks the parse (nothing is changed then)."""
     if diagnostics is None:
         diagnostics = lint(source)
-    applied = 0
+    applied: Counter = Counter()
     for _ in range(MAX_ROUNDS):
-        source, count = fix_round(source, diagnostics, unsafe)
-        if not count:
+        source, chosen = fix_round(source, diagnostics, unsafe)
+        if not chosen:
             break
-        applied += count
+        applied.update(d.code for d in chosen)
         diagnostics = lint(source)
-    return FixResult(source, applied, diagnostics)
+    return FixResult(source, sum(applied.values()), diagnostics, applied)
 
 
-def fix_round(source: bytes, diagnostics: Sequence[Diagnostic], unsafe: bool) -> Tuple[bytes, int]:
-    """``source`` with the compatible applicable fixes of its ``diagnostics`` applied, and how many;
-    ``(source, 0)`` when none applies. Raises FixError if the result does not parse."""
+def fix_round(source: bytes, diagnostics: Sequence[Diagnostic], unsafe: bool) -> Tuple[bytes, List[Diagnostic]]:
+    """``source`` with the compatible applicable fixes of its ``diagnostics`` applied, and the diagnostics
+    whose fixes those were; ``(source, [])`` when none applies. Raises FixError if the result does not parse."""
     chosen = compatible(diagnostics, unsafe)
     if not chosen:
-        return source, 0
+        return source, []
     new_source = _edited(source, [d.fix for d in chosen])  # type: ignore[misc]
     if new_source == source:
-        return source, 0
+        return source, []
     _check_parses(new_source)
-    return new_source, len(chosen)
+    return new_source, chosen
 
 
 def fix_source(source: bytes, rule_types: Sequence[Type], unsafe: bool = False, path: str = "",

@@ -211,6 +211,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
+    from .edits import fixed_counts
     from .fixer import FixError, fix_with, write_atomically
     from .precheck import call_with_deep_stack
 
@@ -228,8 +229,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
     remaining = result.diagnostics
-    fixed_codes = _fixed_codes(diagnostics, remaining)
-    # what was fixed is counted in diagnostics, as the fixes were advertised (one can take several rounds)
+    fixed_codes = fixed_counts(diagnostics, result.applied_codes, job.unsafe)
     report = FileReport(job.path, remaining, fixed=sum(fixed_codes.values()),
                         content=result.source if job.path == "-" else None, fixed_codes=fixed_codes)
     if job.mode == "diff":
@@ -244,15 +244,6 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
-
-
-def _fixed_codes(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> Dict[str, int]:
-    counts: Dict[str, int] = {}
-    for d in before:
-        counts[d.code] = counts.get(d.code, 0) + 1
-    for d in after:
-        counts[d.code] = counts.get(d.code, 0) - 1
-    return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:

@@ -17,6 +17,7 @@ Two layers, so that the language server can reuse the first with LSP notebook do
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import List, Sequence, Tuple, Type
 
 from ..diagnostics import SYNTAX_ERROR_CODE, Diagnostic
@@ -49,13 +50,13 @@ def fix_cells(cells: Cells, rule_types: Sequence[Type], unsafe: bool = False, pa
     """The cells' texts with every applicable fix applied, and how many were applied (``fix_cells_with``
     the engine's lint; ``options`` go to ``engine.lint_source``, which finds the project from ``path``)."""
     texts, applied, _ = fix_cells_with(cells, path, _lint(rule_types, options), unsafe)
-    return texts, applied
+    return texts, sum(applied.values())
 
 
 def fix_cells_with(cells: Cells, path: str, lint: Lint, unsafe: bool = False
-                   ) -> Tuple[List[str], int, List[Diagnostic]]:
+                   ) -> Tuple[List[str], Counter, List[Diagnostic]]:
     """The cells' texts with the fixes of ``lint``'s diagnostics applied (those shown in a cell: a fix
-    that reaches past its cell is never shown, nor applied), how many, and the diagnostics left (cell
+    that reaches past its cell is never shown, nor applied), how many of each code, and the diagnostics left (cell
     coordinates, as ``lint_cells_with`` gives them). Each round lints the program, applies the fixes
     that do not overlap and cuts the program back into cells.
 
@@ -66,7 +67,7 @@ def fix_cells_with(cells: Cells, path: str, lint: Lint, unsafe: bool = False
 
     numbers = [number for number, _ in cells]
     texts = [text for _, text in cells]
-    applied = 0
+    applied: Counter = Counter()
     for round_number in range(MAX_ROUNDS + 1):
         found: List[List[Diagnostic]] = []  # the program's diagnostics (program lines) of the last lint
 
@@ -80,14 +81,14 @@ def fix_cells_with(cells: Cells, path: str, lint: Lint, unsafe: bool = False
         if round_number == MAX_ROUNDS or any(d.code == SYNTAX_ERROR_CODE and d.cell is None for d in remaining):
             break
         shown = [d for d in found[-1] if d.fix is not None and program.cell_diagnostic(d).fix is not None]
-        source, count = fix_round(program.text.encode("utf-8"), shown, unsafe)
-        if not count:
+        source, chosen = fix_round(program.text.encode("utf-8"), shown, unsafe)
+        if not chosen:
             break
         try:
             texts = restore_cells(analysis, source.decode("utf-8"))
         except ValueError as error:
             raise FixError(f"{error}; notebook left unchanged") from error
-        applied += count
+        applied.update(d.code for d in chosen)
     return texts, applied, remaining
 
 
@@ -112,11 +113,11 @@ def fix_notebook(content: bytes, path: str, lint: Lint, unsafe: bool = False):
     except NotebookError as error:
         raise FixError(f"cannot read notebook: {error}") from error
     cells = notebook.code_cells() if notebook.is_python else []
-    texts, applied, remaining = fix_cells_with(cells, path, lint, unsafe) if cells else ([], 0, [])
+    texts, applied, remaining = fix_cells_with(cells, path, lint, unsafe) if cells else ([], Counter(), [])
     changed = {number: new for (number, old), new in zip(cells, texts) if new != old}
     if not changed:
         return FixResult(content, 0, remaining)
     try:
-        return FixResult(notebook.with_sources(changed), applied, remaining)
+        return FixResult(notebook.with_sources(changed), sum(applied.values()), remaining, applied)
     except NotebookError as error:
         raise FixError(f"cannot write the fixes: {error}") from error
