@@ -14,8 +14,9 @@ The corpus is copied to a temporary directory (never fixed in place). The linter
   non-hazard, the way a program is made to crash (``bindings[name].data.resize_`` -> ``.detach()`` on a
   namedtuple).
 
-Also printed: files and lines changed per project, and the diagnostics that the first pass leaves (fixes
-that were not offered). Only the standard library is used; torch is never imported.
+Also printed: files and lines changed per project, the diagnostics that the first pass leaves (fixes
+that were not offered), and advertised vs applied (fix_advertised.py's counts: the fixes the output showed,
+the diagnostics the fixes removed, the fixes still shown afterwards, per file). Only the standard library is used; torch is never imported.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Dict, List, Optional, Set, Tuple
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
+import fix_advertised  # noqa: E402
 import precision  # noqa: E402
 
 
@@ -42,11 +44,12 @@ def _digests(root: Path) -> Dict[str, str]:
             for p in sorted(root.rglob("*.py")) if p.is_file()}
 
 
-def _lint(root: Path, entries: List[str], args: argparse.Namespace, fix: bool) -> Set[precision.Key]:
-    """One pass over ``root/<entry>``, with ``--fix --unsafe-fixes`` when ``fix``: the diagnostics it reports."""
+def _lint(root: Path, entries: List[str], args: argparse.Namespace, fix: bool) -> Tuple[Set[precision.Key], List[dict]]:
+    """One pass over ``root/<entry>``, with ``--fix --unsafe-fixes`` when ``fix``: the diagnostics it reports
+    (as keys, and as the JSON dicts)."""
     extra = (["--fix", "--unsafe-fixes"] if fix else []) + (["--select", args.select] if args.select else [])
     diags = precision.run_linter([root / e for e in entries], args.jobs, args.checkout, args.python, extra=extra)
-    return set(precision.diagnostic_keys(diags, root))
+    return set(precision.diagnostic_keys(diags, root)), diags
 
 
 def _changed_lines(before: str, after: str) -> Set[int]:
@@ -90,12 +93,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         for e in entries:
             shutil.copytree(present[e], work / e, ignore=shutil.ignore_patterns(corpus.MARKER))
         original = _digests(work)
-        reported = _lint(work, entries, args, fix=False)
+        reported, shown = _lint(work, entries, args, fix=False)
         _lint(work, entries, args, fix=True)
         first = _digests(work)
         changed = sorted(k for k in first if first[k] != original.get(k))
-        left = _lint(work, entries, args, fix=True)
+        left, remaining = _lint(work, entries, args, fix=True)
         second = _digests(work)
+        counts = fix_advertised.compare(shown, remaining, work.resolve())
         unstable = sorted(k for k in second if second[k] != first.get(k))
 
         broken: List[str] = []
@@ -133,6 +137,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"files changed again by pass 2: {len(unstable)}")
     print(f"fixes on lines labelled FP/TN for the reporting rule: {len(risky)}")
     print(f"diagnostics left after the fixes (no fix offered): {dict(sorted(Counter(k[3] for k in left).items()))}")
+    print(f"fixes advertised: {sum(counts.advertised.values())}, applied (diagnostics fixed): "
+          f"{sum(counts.fixed.values())}, still shown after the fixes: {sum(counts.left.values())}; "
+          f"files where advertised != applied: {len(counts.mismatched())}")
+    for line in counts.mismatched():
+        print(f"  {line}")
     for line in broken + [f"{u}: changed by the second pass" for u in unstable] + risky:
         print(f"FAIL {line}")
     return 1 if broken or unstable or risky else 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from torchcopy_lint.edits import applies
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.fixer import fix_source
 from torchcopy_lint.rules import ALL_RULES
@@ -51,13 +52,18 @@ def test_fix_output_and_idempotence(path: Path, unsafe: bool):
     if unsafe and path.with_suffix(".unsafe.py").exists():
         expected_path = path.with_suffix(".unsafe.py")
     expected = expected_path.read_bytes() if expected_path.exists() else source
-    fixed = fix_source(source, ALL_RULES, unsafe=unsafe).source
+    result = fix_source(source, ALL_RULES, unsafe=unsafe, path=str(path))  # the lint's project index, as the CLI
+    fixed = result.source
     assert fixed.decode() == expected.decode()
     # Fixed output parses (both parsers) and a second pass changes nothing.
     cst.parse_module(fixed)
     ast.parse(fixed)
-    again = fix_source(fixed, ALL_RULES, unsafe=unsafe)
+    again = fix_source(fixed, ALL_RULES, unsafe=unsafe, path=str(path))
     assert again.source == fixed and again.applied == 0
+    # the diagnostics fixed are those that advertised a fix, and no fix is advertised afterwards
+    before = lint_source(source, str(path), ALL_RULES)
+    assert len(before) - len(result.diagnostics) == len([d for d in before if applies(d, unsafe)])
+    assert not [d for d in result.diagnostics if applies(d, unsafe)]
 
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)

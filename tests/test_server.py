@@ -405,3 +405,30 @@ async def test_a_fix_that_rewrites_the_module_edits_only_the_changed_lines(clien
     snapshot = "best = copy.deepcopy(model.state_dict())"
     assert doc.text == "import copy\n" + text.replace("best = model.state_dict()", snapshot)
     await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)
+
+
+async def test_fixes_that_need_the_project_index_are_the_ones_shown(client: LanguageClient, tmp_path):
+    """Issue 30: the quick fix and fix-all apply what the diagnostics show, with the file's project index
+    (a module class of the same file, a function of another module), not a poorer second analysis."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    (tmp_path / "helpers.py").write_text("import torch\n\ndef make():\n    return torch.zeros(3)\n")
+    text = ("import torch\nimport torch.nn as nn\nfrom helpers import make\n\n\nclass DummyModel(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+            "    def forward(self, x):\n        return self.fc(x)\n\n\nmodel = DummyModel()\n"
+            "for _ in range(3):\n    out = model(torch.randn(2, 4))\n    model.fc.weight.data.zero_()\n"
+            "x = torch.tensor(make())\n")
+    path = tmp_path / "loop.py"
+    path.write_text(text)  # saved: the project index reads the file's own classes from disk
+    doc = Doc(client, path, text)
+    found = await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL101", "TCL104"])
+    (write,) = [d for d in found if d.code == "TCL104"]
+    (fix,) = [a for a in await doc.actions(write.range, only=["quickfix"]) if a.title.startswith("Fix")]
+    assert fix.title == "Fix TCL104: use `model.fc.weight.detach()` (unsafe: may change behaviour)"
+    actions = await doc.actions(whole(text), only=[lsp.CodeActionKind.SourceFixAll])
+    doc.apply(actions[0].edit)  # the safe fix, TCL101's (make() returns a tensor: known from helpers.py)
+    assert doc.text == text.replace("torch.tensor(make())", "make().detach().clone()")
+    assert doc.text == fix_source(text.encode(), ALL_RULES, path=str(path)).source.decode()
+    await diagnostics_where(client, doc.uri, lambda ds: codes(ds) == ["TCL104"])
+    doc.apply(fix.edit.__class__(changes={doc.uri: [e for c in fix.edit.document_changes for e in c.edits]}))
+    assert "model.fc.weight.detach().zero_()" in doc.text
+    await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)

@@ -27,7 +27,7 @@ def test_buffers_declaring_another_encoding_are_linted_as_text():
     assert worker.engine_source(latin) == latin
     assert worker.engine_source(HAZARD) == HAZARD.encode()
     assert [d.code for d in worker.lint_text(latin, "l.py", frozenset({"TCL103"}))] == ["TCL103"]
-    assert worker.fix_text(latin, frozenset({"TCL103"})) == latin.replace("clone().detach()", "detach().clone()")
+    assert worker.fix_text(latin, "l.py", frozenset({"TCL103"})) == latin.replace("clone().detach()", "detach().clone()")
 
 
 def test_an_exception_in_the_engine_becomes_a_diagnostic(monkeypatch):

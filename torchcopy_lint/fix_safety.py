@@ -51,16 +51,15 @@ def effective_applicability(parsed: ParsedFile, fix: NodeFix) -> Applicability:
 
 def to_diagnostics(path: str, parsed: ParsedFile) -> List[Diagnostic]:
     out = []
-    for v in parsed.unsuppressed():
+    unsuppressed = parsed.unsuppressed()
+    edits = parsed.fix_edits([v.fix for v in unsuppressed if v.fix is not None])
+    for v in unsuppressed:
         pos = parsed.position(v.node)
         fix = None
         if v.fix is not None:
-            fpos = parsed.position(v.fix.target)
-            fix = Fix(
-                effective_applicability(parsed, v.fix),
-                parsed.module.code_for_node(v.fix.replacement),
-                fpos.start.line, fpos.start.column + 1, fpos.end.line, fpos.end.column + 1,
-            )
+            where, content = edits[id(v.fix.target)]
+            fix = Fix(effective_applicability(parsed, v.fix), content,
+                      where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
         out.append(Diagnostic(path, pos.start.line, pos.start.column + 1, pos.end.line,
                               pos.end.column + 1, v.code, v.message, fix))
     out.sort(key=lambda d: d.sort_key)

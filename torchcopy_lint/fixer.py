@@ -1,26 +1,31 @@
-"""Apply fixes: re-parsed, iterated to a fixed point, written atomically.
+"""Apply fixes: the lint pass's own, as text edits, re-parsed, iterated to a fixed point, written atomically.
 
-Fixes are node replacements on the CST, so everything outside the replaced
-expression (comments, formatting, encoding) is kept byte for byte. Overlapping
-fixes are applied one per round; the file is re-parsed and re-linted between
-rounds until nothing applicable is left, which also makes ``--fix`` idempotent.
+Fixing lints with the caller's lint function, the one its diagnostics came from (the file's
+project index, its environment, the settings), and applies the fixes of those diagnostics as
+they are shown (edits.py), so that ``--fix``, ``--diff``, notebooks and the editor apply what the
+output advertised, never the result of a second, poorer analysis. Everything outside a fix's span
+is kept byte for byte. Overlapping fixes are applied one per round; the file is linted again
+between rounds until nothing applicable is left, which also makes ``--fix`` idempotent.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
-from typing import Dict, List, Sequence, Type
+import tokenize
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence, Tuple, Type
 
-import libcst as cst
-
-from .diagnostics import Applicability
-from .engine import ParsedFile, Rule, Violation, effective_applicability, parse
+from .diagnostics import Diagnostic
+from .edits import apply_fixes, compatible
 from .files import temp_prefix
 
 MAX_ROUNDS = 20
+
+Lint = Callable[[bytes], List[Diagnostic]]  # a source -> its diagnostics (fixes included), as the lint pass makes them
 
 
 class FixError(Exception):
@@ -31,58 +36,72 @@ class FixError(Exception):
 class FixResult:
     source: bytes
     applied: int
+    diagnostics: List[Diagnostic] = field(default_factory=list)  # of ``source``, by the same lint: what is left
+    applied_codes: Counter = field(default_factory=Counter)  # how many fixes of each code were applied
 
 
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: Dict[int, cst.CSTNode]) -> None:
-        self.replacements = replacements
+def fix_with(source: bytes, lint: Lint, unsafe: bool = False,
+             diagnostics: Optional[List[Diagnostic]] = None) -> FixResult:
+    """``source`` with the fixes of ``lint``'s diagnostics applied, round after round, until none applies.
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        return self.replacements.get(id(original_node), updated_node)
-
-
-def _applicable(parsed: ParsedFile, unsafe: bool) -> List[Violation]:
-    """Unsuppressed fixable violations, without overlaps (outermost-first, in source order)."""
-    chosen: List[Violation] = []
-    spans = []
-    candidates = []
-    for v in parsed.unsuppressed():
-        if v.fix is None:
-            continue
-        if effective_applicability(parsed, v.fix) is Applicability.UNSAFE and not unsafe:
-            continue
-        pos = parsed.position(v.fix.target)
-        candidates.append(((pos.start.line, pos.start.column), (pos.end.line, pos.end.column), v))
-    candidates.sort(key=lambda c: (c[0], (-c[1][0], -c[1][1])))
-    for start, end, v in candidates:
-        if any(start < s_end and s_start < end for s_start, s_end in spans):
-            continue
-        spans.append((start, end))
-        chosen.append(v)
-    return chosen
-
-
-def fix_source(source: bytes, rule_types: Sequence[Type[Rule]], unsafe: bool = False) -> FixResult:
-    """The source with every applicable fix applied. Raises FixError if a round breaks the parse."""
-    applied = 0
+    ``diagnostics``: ``lint(source)`` when the caller has it already (the lint pass's). Raises FixError
+    if a round breaks the parse (nothing is changed then)."""
+    if diagnostics is None:
+        diagnostics = lint(source)
+    applied: Counter = Counter()
     for _ in range(MAX_ROUNDS):
-        parsed = parse(source, rule_types)
-        if parsed is None:
-            break
-        chosen = _applicable(parsed, unsafe)
+        source, chosen = fix_round(source, diagnostics, unsafe)
         if not chosen:
             break
-        new_module = parsed.module.visit(_Replacer({id(v.fix.target): v.fix.replacement for v in chosen}))  # type: ignore[union-attr]
-        new_source = new_module.bytes
-        try:
-            cst.parse_module(new_source)
-        except cst.ParserSyntaxError as error:
-            raise FixError(f"a fix produced code that does not parse ({error.message}); file left unchanged") from error
-        if new_source == source:
-            break
-        source = new_source
-        applied += len(chosen)
-    return FixResult(source, applied)
+        applied.update(d.code for d in chosen)
+        diagnostics = lint(source)
+    return FixResult(source, sum(applied.values()), diagnostics, applied)
+
+
+def fix_round(source: bytes, diagnostics: Sequence[Diagnostic], unsafe: bool) -> Tuple[bytes, List[Diagnostic]]:
+    """``source`` with the compatible applicable fixes of its ``diagnostics`` applied, and the diagnostics
+    whose fixes those were; ``(source, [])`` when none applies. Raises FixError if the result does not parse."""
+    chosen = compatible(diagnostics, unsafe)
+    if not chosen:
+        return source, []
+    new_source = _edited(source, [d.fix for d in chosen])  # type: ignore[misc]
+    if new_source == source:
+        return source, []
+    _check_parses(new_source)
+    return new_source, chosen
+
+
+def fix_source(source: bytes, rule_types: Sequence[Type], unsafe: bool = False, path: str = "",
+               **options) -> FixResult:
+    """``fix_with`` the engine's lint of ``path`` (its project index unless ``options`` give ``project``)."""
+    from .engine import lint_source
+
+    return fix_with(source, lambda text: lint_source(text, path, rule_types, **options), unsafe)
+
+
+def _encoding(source: bytes) -> str:
+    """The encoding the parser decodes ``source`` with (its columns count characters of that text)."""
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:  # an unknown encoding: the lint reported TCL001, which has no fix
+        return "utf-8"
+
+
+def _edited(source: bytes, fixes) -> bytes:
+    encoding = _encoding(source)
+    try:
+        return apply_fixes(source.decode(encoding), fixes).encode(encoding)
+    except (UnicodeError, LookupError) as error:
+        raise FixError(f"a fix cannot be written in the file's encoding ({error}); file left unchanged") from error
+
+
+def _check_parses(source: bytes) -> None:
+    import libcst as cst
+
+    try:
+        cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        raise FixError(f"a fix produced code that does not parse ({error.message}); file left unchanged") from error
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -12,7 +12,7 @@ were cut out. ``--fix`` uses ``parse``, which never prunes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Type, Union
+from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Tuple, Type, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -24,7 +24,8 @@ from .positions import (AstLines, StatementStarts, ast_statement_lines, position
 from .precheck import cpython_tree
 from .prune import Pruned, prune_file
 from .reparse import Reparser
-from .rule import Rule, Violation, run_rules
+from .fix_text import fix_edits
+from .rule import NodeFix, Rule, Violation, run_rules
 from .semantic.project import ProjectIndex
 from .structure import ALIAS_SHAPED, Plan
 
@@ -41,20 +42,33 @@ class ParsedFile:
     starts: Optional[StatementStarts] = None  # where each top-level statement starts, when known
     moved: Optional[Pruned] = None  # the module was parsed from this text, with lines cut out
     _positions: Optional[Dict[int, CodeRange]] = None
+    _in_module: Optional[Dict[int, CodeRange]] = None  # the same, in the parsed module's lines
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
             self._positions = self._resolve_positions()
         return self._positions[id(node)]
 
+    def fix_edits(self, fixes: Sequence[NodeFix]) -> Dict[int, Tuple[CodeRange, str]]:
+        """Fix target id -> the text edit (range, text) that replacing the target prints (fix_text.py)."""
+        if self._positions is None:
+            self._positions = self._resolve_positions()
+        edits = fix_edits(self.module, fixes, lambda node: self._in_module[id(node)])  # type: ignore[index]
+        return {key: (self._original(where), text) for key, (where, text) in edits.items()}
+
     def _resolve_positions(self) -> Dict[int, CodeRange]:
-        found = self._positions_in_module()
+        found = self._in_module = self._positions_in_module()
+        if self.moved is None:
+            return found
+        return {key: self._original(r) for key, r in found.items()}
+
+    def _original(self, r: CodeRange) -> CodeRange:
+        """``r`` (in the parsed module) in the original's lines."""
         moved = self.moved
         if moved is None:
-            return found
-        return {key: CodeRange(CodePosition(moved.original_line(r.start.line), r.start.column),
-                               CodePosition(moved.original_line(r.end.line), r.end.column))
-                for key, r in found.items()}
+            return r
+        return CodeRange(CodePosition(moved.original_line(r.start.line), r.start.column),
+                         CodePosition(moved.original_line(r.end.line), r.end.column))
 
     def _positions_in_module(self) -> Dict[int, CodeRange]:
         targets = [v.node for v in self.violations] + [v.fix.target for v in self.violations if v.fix]

@@ -27,7 +27,7 @@ from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
 from .codes import active_codes
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic, failed_to_lint, internal_error, over_budget
+from .diagnostics import Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, read_source
 from .notebook import is_notebook
 from .progress import Progress
@@ -127,7 +127,9 @@ def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
-    return any(d.fix is not None and (unsafe or d.fix.applicability is Applicability.SAFE) for d in diagnostics)
+    from .edits import applies
+
+    return any(applies(d, unsafe) for d in diagnostics)
 
 
 @dataclass(frozen=True)
@@ -209,20 +211,27 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
-    from .fixer import FixError, fix_source, write_atomically
+    from .edits import fixed_counts
+    from .fixer import FixError, fix_with, write_atomically
     from .precheck import call_with_deep_stack
 
-    fix, diff = fix_source, unified_diff
-    if job.notebook:
-        from .notebook import fix_notebook as fix, notebook_diff as diff
+    def lint(source: bytes, path: str = job.path) -> List[Diagnostic]:  # as the diagnostics were made
+        return _lint_bytes(source, path, job.codes, project)  # (a notebook's: its cells' program)
+
     try:
-        result = call_with_deep_stack(fix, content, _rule_types(job.codes), job.unsafe)
+        if job.notebook:
+            from .notebook import fix_notebook, notebook_diff as diff
+
+            result = call_with_deep_stack(fix_notebook, content, job.path, lint, job.unsafe)
+        else:
+            diff = unified_diff
+            result = call_with_deep_stack(fix_with, content, lint, job.unsafe, diagnostics)
     except FixError as error:
         return FileReport(job.path, diagnostics, error=f"{job.path}: {error}")
-    remaining = _lint_bytes(result.source, job.path, job.codes, project, job.notebook)
-    report = FileReport(job.path, remaining, fixed=result.applied,
-                        content=result.source if job.path == "-" else None,
-                        fixed_codes=_fixed_codes(diagnostics, remaining))
+    remaining = result.diagnostics
+    fixed_codes = fixed_counts(diagnostics, result.applied_codes, job.unsafe)
+    report = FileReport(job.path, remaining, fixed=sum(fixed_codes.values()),
+                        content=result.source if job.path == "-" else None, fixed_codes=fixed_codes)
     if job.mode == "diff":
         report.diagnostics = diagnostics
         report.fixed = 0
@@ -235,15 +244,6 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
         except OSError as error:
             return FileReport(job.path, diagnostics, error=f"{job.path}: cannot write fixes: {error}")
     return report
-
-
-def _fixed_codes(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> Dict[str, int]:
-    counts: Dict[str, int] = {}
-    for d in before:
-        counts[d.code] = counts.get(d.code, 0) + 1
-    for d in after:
-        counts[d.code] = counts.get(d.code, 0) - 1
-    return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:

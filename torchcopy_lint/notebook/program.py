@@ -161,6 +161,10 @@ class Analysis:
     program: Program
     diagnostics: List[Diagnostic]  # of the last lint, in cell coordinates
 
+    def reported(self) -> List[Diagnostic]:
+        """What a lint of the cells reports: the broken cells' TCL001 and the last lint's, sorted."""
+        return sorted(list(self.broken.values()) + self.diagnostics, key=lambda d: d.sort_key)
+
     def codes(self) -> List[Tuple[int, str]]:
         return [(n, _blank(x.code) if n in self.broken else x.code) for (n, _), x in zip(self.cells, self.neutral)]
 
@@ -226,10 +230,7 @@ def _parse_error(code: str) -> Optional[Tuple[int, int, str]]:
 def lint_cells_with(cells: Cells, path: str, lint: Lint) -> List[Diagnostic]:
     """Diagnostics of code cells linted as one program by ``lint`` (program bytes, path -> diagnostics),
     in cell coordinates (``Diagnostic.cell`` = the number given with the cell), broken cells as TCL001."""
-    analysis = analyse(cells, path, lint)
-    out = list(analysis.broken.values()) + analysis.diagnostics
-    out.sort(key=lambda d: d.sort_key)
-    return out
+    return analyse(cells, path, lint).reported()
 
 
 def restore_cells(analysis: Analysis, fixed_program: str) -> List[str]:

@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
 from ..diagnostics import Applicability, Diagnostic
+from ..edits import compatible
 from .convert import fix_edit, fix_title, noqa_edit, split_lines, to_lsp, to_range
 
 FIX_ALL_KIND = "source.fixAll.torchcopy-lint"
@@ -81,13 +82,6 @@ class ActionBuilder:
 
     def fix_all_cell(self, diagnostics: Sequence[Diagnostic]) -> Optional[lsp.CodeAction]:
         """Fix-all in a notebook cell: its safe fixes, one round, overlapping ones left out."""
-        chosen: List[Diagnostic] = []
-        for d in sorted(diagnostics, key=lambda d: (d.fix.start_line, d.fix.start_column) if d.fix else (0, 0)):
-            fix = d.fix
-            if fix is None or fix.applicability is not Applicability.SAFE:
-                continue
-            if chosen and (fix.start_line, fix.start_column) < (chosen[-1].fix.end_line, chosen[-1].fix.end_column):
-                continue
-            chosen.append(d)
+        chosen = compatible(diagnostics, unsafe=False)
         edits = [fix_edit(d, self.text, self.codec) for d in chosen]
         return self.fix_all([e for e in edits if e is not None]) if edits else None

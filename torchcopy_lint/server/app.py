@@ -221,7 +221,7 @@ class TorchcopyServer(LanguageServer):
                 action = action or builder.fix_all_cell(result.diagnostics)
             else:
                 path = _path_of(uri)
-                fixed = await self.worker.run(jobs.fix_text, result.text, self.resolver.codes_for(path),
+                fixed = await self.worker.run(jobs.fix_text, result.text, path, self.resolver.codes_for(path),
                                               timeout=self.resolver.timeout_for(path))
                 action = builder.fix_all([whole_text_edit(result.text, fixed, codec)]) if fixed else None
             if action is not None:

@@ -15,6 +15,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from .. import codes
 from ..diagnostics import Applicability, Diagnostic
+from ..edits import apply_fixes
 from ..ruledocs import doc_uri, rule_name
 
 SOURCE = "torchcopy-lint"
@@ -68,13 +69,7 @@ def fix_edit(diagnostic: Diagnostic, text: str, codec: PositionCodec) -> Optiona
     if fix.start_line == fix.end_line:
         return lsp.TextEdit(to_range(split_lines(text), codec, fix.start_line, fix.start_column, fix.end_line,
                                      fix.end_column), fix.content)
-    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
-
-    def offset(line: int, column: int) -> int:
-        return starts[min(line, len(starts)) - 1] + column - 1
-
-    fixed = text[:offset(fix.start_line, fix.start_column)] + fix.content + text[offset(fix.end_line, fix.end_column):]
-    return whole_text_edit(text, fixed, codec)
+    return whole_text_edit(text, apply_fixes(text, [fix]), codec)
 
 
 def fix_title(diagnostic: Diagnostic) -> str:

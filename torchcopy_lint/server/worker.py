@@ -208,14 +208,19 @@ def _forget_project(paths: Sequence[str]) -> None:
     ProjectIndex.clear()
 
 
-def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
-    """``--fix`` applied to a buffer; None when nothing changes or a fix would break the parse."""
-    from ..fixer import FixError, fix_source
+def fix_text(text: str, path: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
+    """``--fix`` applied to a buffer: the fixes its diagnostics show (``lint_text``'s, with the file's
+    project index); None when nothing changes or a fix would break the parse."""
+    from ..fixer import FixError, fix_with
 
     encoding = declared_encoding(text)
+    encoding = "utf-8" if encoding == "unknown" else encoding
+    _refresh_project()
     try:
-        data = text.encode("utf-8" if encoding == "unknown" else encoding)
-        fixed = fix_source(data, _rule_types(codes), unsafe=unsafe).source
+        data = text.encode(encoding)
+        # the engine reads the buffer as lint_text hands it over, so that the fixes are the ones shown
+        fixed = fix_with(data, lambda source: _lint(engine_source(source.decode(encoding)), path, codes),
+                         unsafe).source
     except (FixError, UnicodeError, LookupError, SyntaxError) as error:
         log.warning("fix all: %s", error)
         return None
@@ -224,7 +229,7 @@ def fix_text(text: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional
         return None
     if fixed == data:
         return None
-    return fixed.decode("utf-8" if encoding == "unknown" else encoding)
+    return fixed.decode(encoding)
 
 
 INVALIDATORS.append(_forget_project)
@@ -250,12 +255,15 @@ def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List
 
 
 def fix_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> Optional[List[str]]:
-    """The cells' texts after ``--fix`` on the notebook; None when nothing changes or it cannot be fixed."""
+    """The cells' texts after ``--fix`` on the notebook (the fixes ``lint_cells`` shows); None when nothing
+    changes or it cannot be fixed."""
     from ..fixer import FixError
-    from ..notebook import fix_cells as fix
+    from ..notebook import fix_cells_with
 
+    _refresh_project()
     try:
-        texts, applied = fix(list(enumerate(cells)), _rule_types(codes), unsafe=False, path=path)
+        texts, applied, _ = fix_cells_with(list(enumerate(cells)), path,
+                                           lambda source, name: _lint(source, name, codes))
     except FixError as error:
         log.warning("fix all (notebook): %s", error)
         return None
