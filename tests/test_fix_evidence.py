@@ -35,6 +35,7 @@ SAME_FILE = "import torch\n" + MODEL + '''
 model = DummyModel()
 out = model(torch.randn(2, 4))
 model.fc.weight.data.zero_()
+out.sum().backward()
 
 
 def test_train():
@@ -43,6 +44,7 @@ def test_train():
         out = model(torch.randn(2, 4))
         model.fc.weight.data.zero_()
         model.fc.bias.data.fill_(0.1)
+        out.sum().backward()
 '''
 
 OTHER_MODULE = '''import torch
@@ -134,7 +136,8 @@ def test_the_api_fixes_with_the_files_project_index(tmp_path):
 def test_a_notebook_gets_the_fix_its_cells_show(tmp_path, cli):
     root = _project(tmp_path)
     cells = ["import torch\nfrom pkg.models import DummyModel\nmodel = DummyModel()\n",
-             "for _ in range(2):\n    out = model(torch.randn(2, 4))\n    model.fc.weight.data.zero_()\n"]
+             "for _ in range(2):\n    out = model(torch.randn(2, 4))\n    model.fc.weight.data.zero_()\n"
+             "    out.sum().backward()\n"]
     notebook = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
                            "outputs": [], "source": source} for i, source in enumerate(cells)],
                 "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
