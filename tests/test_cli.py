@@ -12,7 +12,7 @@ import pytest
 
 from _support import ROOT
 
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -88,7 +88,7 @@ def test_syntax_error_is_reported_and_run_goes_on(tmp_path, cli):
 
 def test_odd_encodings(tmp_path, cli):
     latin = write(tmp_path, "latin.py", b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9'\n"
-                  b"x = torch.randn(2)\ny = x.clone().detach()\n")
+                  b"x = torch.randn(2, requires_grad=True)\ny = x.clone().detach()\n")
     broken = write(tmp_path, "broken.py", b"import torch\nname = '\xff\xfe'\ny = x.clone().detach()\n")
     bom = write(tmp_path, "bom.py", b"\xef\xbb\xbfimport torch\ny = x.clone().detach()\n")
     result = cli("--isolated", "--no-cache", "-q", str(latin), str(broken), str(bom))
@@ -98,7 +98,7 @@ def test_odd_encodings(tmp_path, cli):
     assert f"{bom}:2:5: TCL103" in out
     # Fixing the latin-1 file keeps its encoding.
     cli("--isolated", "--no-cache", "--fix", str(latin))
-    assert latin.read_bytes().endswith(b"name = '\xe9'\nx = torch.randn(2)\ny = x.detach().clone()\n")
+    assert latin.read_bytes().endswith(b"name = '\xe9'\nx = torch.randn(2, requires_grad=True)\ny = x.detach().clone()\n")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can read unreadable files")

@@ -8,7 +8,7 @@ from pathlib import Path
 from _support import ROOT
 from torchcopy_lint.codes import DEFAULT_CODES
 
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"
 TWO = HAZARD + b"z = torch.tensor(x)\nw = x.clone().detach()\n"
 
 

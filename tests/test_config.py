@@ -15,7 +15,7 @@ from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES
 from torchcopy_lint.config import ConfigError, Selection, Settings, load_settings
 from torchcopy_lint.config_schema import OPTIONS
 
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
 
 
 def _pyproject(tmp_path: Path, body: str) -> Path:

@@ -37,7 +37,7 @@ def test_plugin_is_registered():
     assert "torchcopy-lint" in result.stdout
 
 
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
 CONFIG = (b'[tool.torchcopy-lint]\nignore = ["TCL101"]\nper-file-ignores = { "tests/*" = ["TCL103"] }\n'
           b'extend-exclude = ["generated"]\n')
 

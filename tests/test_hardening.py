@@ -13,7 +13,7 @@ import pytest
 
 from _support import ROOT, run_cli
 
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"
 FOUND = "TCL103 [*] `.clone().detach()`"
 FAULTS = str(ROOT / "tests" / "_faults.py")
 

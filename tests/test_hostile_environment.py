@@ -24,7 +24,7 @@ PROJECT_FILE = "".join(
     + ["\n    def fit(self, loader, opt):\n        for x in loader:\n"
        f"            self.m{NAMES.index('good')}(x).sum().backward()\n            opt.step()\n"]
     + [f"            b{i} = copy.deepcopy(self.m{i})\n" for i in range(len(NAMES))]
-    + ["\n\nx = torch.randn(3)\ny = x.clone().detach()\n"]
+    + ["\n\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"]
 )
 
 

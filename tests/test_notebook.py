@@ -105,7 +105,7 @@ def test_discovery_and_excludes(tmp_path):
 def test_parallel_workers_give_the_same_report(tmp_path):
     for name in ("a", "b", "c"):
         write(tmp_path / f"{name}.ipynb")
-    (tmp_path / "d.py").write_text("import torch\nx = torch.randn(3)\ny = x.clone().detach()\n")
+    (tmp_path / "d.py").write_text("import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n")
     serial, parallel = (run([str(tmp_path)], Settings(), jobs=jobs).diagnostics for jobs in (1, 2))
     assert serial == parallel and len(serial) == 3 * len(EXPECTED) + 1
 

@@ -122,7 +122,7 @@ def test_noqa_and_columns_inside_cells():
 
 
 def test_an_indented_cell_is_linted_with_its_own_columns():
-    assert lint("import torch\nx = torch.randn(3)\n", "    y = x.clone().detach()\n    z = 1\n") == [(2, 1, 9, "TCL103")]
+    assert lint("import torch\nx = torch.randn(3, requires_grad=True)\n", "    y = x.clone().detach()\n    z = 1\n") == [(2, 1, 9, "TCL103")]
 
 
 def test_fix_cells_changes_only_the_fixed_lines():

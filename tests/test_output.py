@@ -17,7 +17,7 @@ from torchcopy_lint.ruledocs import code_name
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
 
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
 
 
 def _validator():

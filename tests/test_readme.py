@@ -12,7 +12,7 @@ import pytest
 
 from _support import ROOT
 
-HAZARD = b"import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"
 
 
 def _snippet() -> str:

@@ -21,7 +21,7 @@ from torchcopy_lint.fixer import fix_source  # noqa: E402
 from torchcopy_lint.rules import ALL_RULES  # noqa: E402
 
 SERVER = [sys.executable, "-m", "torchcopy_lint", "server"]
-HAZARD = "import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+HAZARD = "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"
 TIMEOUT = 20  # seconds; a loaded CI machine, not a target
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -181,7 +181,7 @@ async def test_noqa_action_adds_and_merges(client: LanguageClient, tmp_path):
 
 
 async def test_noqa_not_offered_where_a_comment_would_change_the_program(client: LanguageClient, tmp_path):
-    text = 'import torch\nx = torch.randn(3)\ny = (x.clone().detach(), """\n""")\n'
+    text = 'import torch\nx = torch.randn(3, requires_grad=True)\ny = (x.clone().detach(), """\n""")\n'
     doc = Doc(client, tmp_path / "g.py", text)
     (found,) = await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 1)
     titles = [a.title for a in await doc.actions(found.range)]
@@ -248,7 +248,7 @@ async def test_notebook_cells_are_one_program(client: LanguageClient, tmp_path):
 
 async def test_notebook_fix_all_and_quick_fix(client: LanguageClient, tmp_path):
     path = tmp_path / "fix.ipynb"
-    sources = ["import torch\nx = torch.randn(3)\n", "y = x.clone().detach()\nz = torch.tensor(x)\n"]
+    sources = ["import torch\nx = torch.randn(3, requires_grad=True)\n", "y = x.clone().detach()\nz = torch.tensor(x)\n"]
     cells = open_notebook(client, path, sources, [CODE, CODE])
     found = await diagnostics_where(client, cells[1], lambda ds: codes(ds) == ["TCL101", "TCL103"])
     fix_all = await client.text_document_code_action_async(lsp.CodeActionParams(
@@ -341,7 +341,7 @@ async def test_shutdown_and_exit():
 
 async def test_notebook_broken_cell_does_not_hide_the_others(client: LanguageClient, tmp_path):
     path = tmp_path / "broken.ipynb"
-    sources = ["import torch\nx = torch.randn(3)\n", "y = (\n", "!pip list\nz = x.clone().detach()\n"]
+    sources = ["import torch\nx = torch.randn(3, requires_grad=True)\n", "y = (\n", "!pip list\nz = x.clone().detach()\n"]
     cells = open_notebook(client, path, sources, [CODE, CODE, CODE])
     assert codes(await diagnostics_where(client, cells[1], lambda ds: len(ds) == 1)) == ["TCL001"]
     (found,) = await diagnostics_where(client, cells[2], lambda ds: len(ds) == 1)
@@ -361,7 +361,7 @@ async def test_a_file_over_its_time_budget_is_reported_and_the_worker_replaced(c
 
 
 async def test_positions_are_utf16_and_partial_changes_apply(client: LanguageClient, tmp_path):
-    text = 'import torch\nx = torch.randn(3)\ns = "😋é"; y = x.clone().detach()\n'
+    text = 'import torch\nx = torch.randn(3, requires_grad=True)\ns = "😋é"; y = x.clone().detach()\n'
     doc = Doc(client, tmp_path / "u.py", text)
     (found,) = await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 1)
     # 14 code points before the call; the emoji is 2 UTF-16 units (4 UTF-8 bytes): character 15

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchcopy_lint.server import worker
 
-HAZARD = "import torch\nx = torch.randn(3)\ny = x.clone().detach()\n"
+HAZARD = "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\n"
 
 
 def test_files_changed_runs_the_invalidators_and_drops_cached_results():
@@ -23,7 +23,7 @@ def test_files_changed_runs_the_invalidators_and_drops_cached_results():
 
 
 def test_buffers_declaring_another_encoding_are_linted_as_text():
-    latin = "# -*- coding: latin-1 -*-\nimport torch\nx = torch.randn(3)\ny = x.clone().detach()  # é\n"
+    latin = "# -*- coding: latin-1 -*-\nimport torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()  # é\n"
     assert worker.engine_source(latin) == latin
     assert worker.engine_source(HAZARD) == HAZARD.encode()
     assert [d.code for d in worker.lint_text(latin, "l.py", frozenset({"TCL103"}))] == ["TCL103"]
