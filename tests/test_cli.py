@@ -126,7 +126,8 @@ def test_missing_path_is_a_usage_error(tmp_path, cli):
 
 
 def test_fix_diff_and_unsafe(tmp_path, cli):
-    source = HAZARD + b"for p in model.parameters():\n    p.data.add_(1)\n"
+    source = HAZARD + (b"model = torch.nn.Linear(3, 3)\nout = model(x)\nfor p in model.parameters():\n"
+                       b"    p.data.add_(1)\nout.sum().backward()\n")  # between a forward and its backward: TCL104
     path = write(tmp_path, "a.py", source)
     diff = cli("--isolated", "--no-cache", "--diff", str(path))
     assert path.read_bytes() == source, "--diff must not write"
@@ -137,7 +138,7 @@ def test_fix_diff_and_unsafe(tmp_path, cli):
     assert path.read_bytes() == source.replace(b"x.clone().detach()", b"x.detach().clone()")
     assert b"1 more fix available with `--fix --unsafe-fixes`" not in fixed.stderr
     cli("--isolated", "--no-cache", "--fix", "--unsafe-fixes", str(path))
-    assert path.read_bytes().endswith(b"    p.detach().add_(1)\n")
+    assert path.read_bytes().endswith(b"    p.detach().add_(1)\nout.sum().backward()\n")
 
 
 def test_fix_keeps_file_mode(tmp_path, cli):
@@ -167,7 +168,7 @@ def test_select_and_ignore(tmp_path, cli):
 
 
 def test_noqa(tmp_path, cli):
-    path = write(tmp_path, "a.py", b"import torch\nx = torch.randn(3)\n"
+    path = write(tmp_path, "a.py", b"import torch\nx = torch.randn(3, requires_grad=True)\n"
                  b"a = x.clone().detach()  # noqa\n"
                  b"b = x.clone().detach()  # noqa: TCL103\n"
                  b"c = x.clone().detach()  # noqa:TCL1\n"

@@ -108,7 +108,7 @@ def test_a_tensor_from_an_earlier_cell_is_known():
 
 def test_a_broken_cell_is_reported_and_the_others_linted():
     hazard = "y = x.clone().detach()\n"
-    assert lint("import torch\nx = torch.randn(3)\n", "def f(x) pass\n", hazard) == [
+    assert lint("import torch\nx = torch.randn(3, requires_grad=True)\n", "def f(x) pass\n", hazard) == [
         (2, 1, 10, "TCL001"), (3, 1, 5, "TCL103")]
     # A cell that ends in an open block would swallow the next one.
     assert lint("import torch\nfor i in range(3):\n", hazard) == [(1, 2, 19, "TCL001"), (2, 1, 5, "TCL103")]
@@ -117,7 +117,7 @@ def test_a_broken_cell_is_reported_and_the_others_linted():
 
 
 def test_noqa_and_columns_inside_cells():
-    assert lint("import torch\nx = torch.randn(3)\n",
+    assert lint("import torch\nx = torch.randn(3, requires_grad=True)\n",
                 "a = x.clone().detach()  # noqa: TCL103\n    \n!ls\nb = (x.clone().detach())\n") == [(2, 4, 6, "TCL103")]
 
 
@@ -126,11 +126,11 @@ def test_an_indented_cell_is_linted_with_its_own_columns():
 
 
 def test_fix_cells_changes_only_the_fixed_lines():
-    cells = [(1, "import torch\nx = torch.randn(3)"), (2, "%%time\n!nvidia-smi\ny = (x.clone()\n     .detach())\n!ls"),
+    cells = [(1, "import torch\nx = torch.randn(3, requires_grad=True)"), (2, "%%time\n!nvidia-smi\ny = (x.clone()\n     .detach())\n!ls"),
              (3, "def f(:\n"), (5, "    z = x.clone().detach()  # indented\n")]
     texts, applied = fix_cells(cells, RULES)
     assert applied == 2
-    assert texts == ["import torch\nx = torch.randn(3)", "%%time\n!nvidia-smi\ny = (x.detach()\n     .clone())\n!ls",
+    assert texts == ["import torch\nx = torch.randn(3, requires_grad=True)", "%%time\n!nvidia-smi\ny = (x.detach()\n     .clone())\n!ls",
                      "def f(:\n", "    z = x.detach().clone()  # indented\n"]
     assert fix_cells(list(zip((1, 2, 3, 5), texts)), RULES) == (texts, 0)
 
