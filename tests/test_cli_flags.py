@@ -96,7 +96,7 @@ def test_output_file(tmp_path, cli):
 
 
 def test_add_noqa(tmp_path, cli):
-    source = ("# -*- coding: latin-1 -*-\r\nimport torch\r\nname = '\xe9'\r\nx = torch.randn(3)\r\n"
+    source = ("# -*- coding: latin-1 -*-\r\nimport torch\r\nname = '\xe9'\r\nx = torch.randn(3, requires_grad=True)\r\n"
               "a = x.clone().detach()\r\n"
               "b = x.clone().detach()  # noqa: E501\r\n"
               "c = x.clone().detach()  # keep this comment\r\n"
@@ -172,7 +172,8 @@ def test_readme_select_ignore_example_does_something(tmp_path, cli):
     example = next(line.split("torchcopy-lint", 1)[1].split("PATHS")[0].split()
                    for line in readme.splitlines() if line.startswith("    torchcopy-lint") and "--ignore" in line)
     assert len(example) == 4, example  # two selection flags, each of which must matter
-    path = write(tmp_path, "a.py", TWO + b"for p in m.parameters():\n    p.data.add_(1)\n")
+    path = write(tmp_path, "a.py", TWO + b"m = torch.nn.Linear(3, 3)\nout = m(x)\nfor p in m.parameters():\n"
+                 b"    p.data.add_(1)\nout.sum().backward()\n")  # between a forward and its backward: TCL104
     codes = lambda r: sorted({line.split()[1] for line in lines(r)})  # noqa: E731
     everything = codes(cli("--isolated", "--no-cache", "-q", str(path)))
     selected = codes(cli("--isolated", "--no-cache", "-q", *example, str(path)))

@@ -22,34 +22,34 @@ from torchcopy_lint.fixer import fix_source
 from torchcopy_lint.precheck import call_with_deep_stack
 from torchcopy_lint.rules import ALL_RULES
 
-HAZARDS = b"\nimport torch\nt = torch.zeros(3)\nu = t.clone().detach()\nv = torch.tensor(t)\n"
+HAZARDS = b"\nimport torch\nt = torch.zeros(3, requires_grad=True)\nu = t.clone().detach()\nv = torch.tensor(t)\n"
 
 # Hazard patterns inside awkward syntax; each is a whole program that runs with real torch.
 CASES: Dict[str, str] = {
-    "comment_in_call": "t = torch.zeros(3)\nu = torch.tensor(  # keep me\n    t  # and me\n)\n",
-    "lambda": "t = torch.zeros(3)\nf = lambda: t.clone().detach()  # lam\nv = f()\n",
-    "walrus": "t = torch.zeros(3)\nif (u := t.clone().detach()) is not None:\n    w = torch.tensor(u)\n",
-    "match": "t = torch.zeros(3)\nmatch 1:\n    case 1:\n        u = t.clone().detach()  # in case\n    case _:\n        pass\n",
-    "except_star": "t = torch.zeros(3)\ntry:\n    raise ExceptionGroup('g', [ValueError()])\n"
+    "comment_in_call": "t = torch.zeros(3, requires_grad=True)\nu = torch.tensor(  # keep me\n    t  # and me\n)\n",
+    "lambda": "t = torch.zeros(3, requires_grad=True)\nf = lambda: t.clone().detach()  # lam\nv = f()\n",
+    "walrus": "t = torch.zeros(3, requires_grad=True)\nif (u := t.clone().detach()) is not None:\n    w = torch.tensor(u)\n",
+    "match": "t = torch.zeros(3, requires_grad=True)\nmatch 1:\n    case 1:\n        u = t.clone().detach()  # in case\n    case _:\n        pass\n",
+    "except_star": "t = torch.zeros(3, requires_grad=True)\ntry:\n    raise ExceptionGroup('g', [ValueError()])\n"
                    "except* ValueError:\n    u = t.clone().detach()\n",
-    "fstring": "t = torch.zeros(3)\ns = f\"{t.clone().detach().sum():.1f} {torch.tensor(t).shape}\"\n",
-    "decorator": "import functools\nt = torch.zeros(3)\n@functools.lru_cache(maxsize=None)\n"
+    "fstring": "t = torch.zeros(3, requires_grad=True)\ns = f\"{t.clone().detach().sum():.1f} {torch.tensor(t).shape}\"\n",
+    "decorator": "import functools\nt = torch.zeros(3, requires_grad=True)\n@functools.lru_cache(maxsize=None)\n"
                  "def f():\n    return t.clone().detach()  # cached\nf()\n",
     "data_add": "model = torch.nn.Linear(2, 2)\nfor p in model.parameters():\n    p.data.add_(1)  # bump\n",
     "data_subscript": "model = torch.nn.Linear(2, 2)\nwith torch.no_grad():\n    model.weight.data[0] = 1.0\n",
     "deepcopy_training": "model = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
                          "for _ in range(2):\n    loss = model(torch.ones(1, 2)).sum()\n    loss.backward()\n"
                          "    opt.step()\n    best = copy.deepcopy(model)  # snapshot\n",
-    "nested_calls": "t = torch.zeros(3)\nu = torch.tensor(torch.tensor(t).clone().detach())\n",
-    "new_tensor": "t = torch.zeros(3)\nu = t.new_tensor(t)  # copy\n",
+    "nested_calls": "t = torch.zeros(3, requires_grad=True)\nu = torch.tensor(torch.tensor(t).clone().detach())\n",
+    "new_tensor": "t = torch.zeros(3, requires_grad=True)\nu = t.new_tensor(t)  # copy\n",
     "class_body": "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                   "        self.w = torch.nn.Parameter(torch.zeros(2))\n    def reset(self):\n"
                   "        self.w.data.zero_()  # reset\nM().reset()\n",
-    "backslash": "t = torch.zeros(3)\nu = t.clone() \\\n    .detach()\n",
-    "semicolons": "t = torch.zeros(3); u = t.clone().detach(); v = torch.tensor(t)\n",
+    "backslash": "t = torch.zeros(3, requires_grad=True)\nu = t.clone() \\\n    .detach()\n",
+    "semicolons": "t = torch.zeros(3, requires_grad=True); u = t.clone().detach(); v = torch.tensor(t)\n",
     "comprehension": "ts = [torch.zeros(2) for _ in range(2)]\nus = [t.clone().detach() for t in ts if t is not None]\n",
-    "async": "import asyncio\nt = torch.zeros(3)\nasync def f():\n    return t.clone().detach()\nasyncio.run(f())\n",
-    "comments_between": "t = torch.zeros(3)\nu = (t  # a\n     .clone()  # b\n     .detach())  # c\n",
+    "async": "import asyncio\nt = torch.zeros(3, requires_grad=True)\nasync def f():\n    return t.clone().detach()\nasyncio.run(f())\n",
+    "comments_between": "t = torch.zeros(3, requires_grad=True)\nu = (t  # a\n     .clone()  # b\n     .detach())  # c\n",
 }
 PRELUDE = "import copy\nimport torch\n"
 

@@ -19,7 +19,7 @@ from torchcopy_lint.notebook import NotebookError, read_notebook
 from torchcopy_lint.runner import run
 
 CELLS = [
-    ("code", "import torch\n%matplotlib inline\nx = torch.randn(3)"),
+    ("code", "import torch\n%matplotlib inline\nx = torch.randn(3, requires_grad=True)"),
     ("markdown", "# Training\n`y = x.clone().detach()` in markdown is not code"),
     ("code", "!pip install einops\nfiles = !ls\nx?\ny = x.clone().detach()  # é\nz = torch.tensor(x)"),
     ("code", "def broken(:\n    pass\n"),
@@ -237,7 +237,7 @@ def test_other_kernel_languages_are_skipped(tmp_path):
 
 def test_a_cell_that_is_not_utf8_is_reported_and_kept(tmp_path):
     """JSON can hold a lone surrogate (``\\ud800``); that cell is TCL001 and --fix leaves it as it was."""
-    nb = notebook([("code", "import torch\nx = torch.randn(3)"), ("code", "s = 'X'\ny = x.clone().detach()"),
+    nb = notebook([("code", "import torch\nx = torch.randn(3, requires_grad=True)"), ("code", "s = 'X'\ny = x.clone().detach()"),
                    ("code", "z = x.clone().detach()")])
     path = tmp_path / "nb.ipynb"
     path.write_text(nbformat.writes(nb).replace("'X'", "'\\ud800'") + "\n", encoding="utf-8")

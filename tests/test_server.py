@@ -134,12 +134,12 @@ async def test_quick_fix_is_applied_and_relinted(client: LanguageClient, tmp_pat
     assert titles == ["Fix TCL103: use `x.detach().clone()` (safe)", "Disable TCL103 for this line"]
     assert actions[0].kind == lsp.CodeActionKind.QuickFix and actions[0].is_preferred
     doc.apply(actions[0].edit)
-    assert doc.text == "import torch\nx = torch.randn(3)\ny = x.detach().clone()\n"
+    assert doc.text == "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.detach().clone()\n"
     await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 0)
 
 
 async def test_unsafe_fix_is_labelled(client: LanguageClient, tmp_path):
-    text = "import torch\n\ndef f(p: torch.Tensor):\n    p.data.add_(1)\n"
+    text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, p: torch.Tensor):\n        p.data.add_(1)\n"
     doc = Doc(client, tmp_path / "d.py", text)
     (found,) = await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 1)
     assert found.code == "TCL104"
@@ -149,11 +149,11 @@ async def test_unsafe_fix_is_labelled(client: LanguageClient, tmp_path):
 
 
 async def test_fix_all_matches_the_cli_and_leaves_unsafe_sites(client: LanguageClient, tmp_path):
-    text = ("import torch\n\n\ndef f(p: torch.Tensor):\n    # keep me\n    a = torch.tensor(p)  # and me\n"
-            "    b = p.clone().detach()\n    c = a.clone().detach().clone().detach()\n    p.data.add_(1)\n"
-            "    return a, b, c\n")
+    text = ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, p: torch.Tensor):\n        # keep me\n"
+            "        a = torch.tensor(p)  # and me\n        b = p.clone().detach()\n"
+            "        c = p.clone().detach().clone().detach()\n        p.data.add_(1)\n        return a, b, c\n")
     doc = Doc(client, tmp_path / "e.py", text)
-    await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 5)
+    await diagnostics_where(client, doc.uri, lambda ds: len(ds) == 4)
     actions = await doc.actions(whole(text), only=[lsp.CodeActionKind.SourceFixAll])
     assert [a.kind for a in actions] == ["source.fixAll.torchcopy-lint"]
     doc.apply(actions[0].edit)
@@ -236,7 +236,8 @@ CODE, MARKUP = lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup
 
 async def test_notebook_cells_are_one_program(client: LanguageClient, tmp_path):
     path = tmp_path / "n.ipynb"
-    sources = ["import torch\n%matplotlib inline\nx = torch.randn(3)", "# markdown", "y = x.clone().detach()\n"]
+    sources = ["import torch\n%matplotlib inline\nx = torch.randn(3, requires_grad=True)", "# markdown",
+               "y = x.clone().detach()\n"]
     cells = open_notebook(client, path, sources, [CODE, MARKUP, CODE])
     (found,) = await diagnostics_where(client, cells[2], lambda ds: len(ds) == 1)
     assert found.code == "TCL103" and found.range.start == lsp.Position(0, 4)
@@ -416,7 +417,7 @@ async def test_fixes_that_need_the_project_index_are_the_ones_shown(client: Lang
             "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
             "    def forward(self, x):\n        return self.fc(x)\n\n\nmodel = DummyModel()\n"
             "for _ in range(3):\n    out = model(torch.randn(2, 4))\n    model.fc.weight.data.zero_()\n"
-            "x = torch.tensor(make())\n")
+            "    out.sum().backward()\nx = torch.tensor(make())\n")
     path = tmp_path / "loop.py"
     path.write_text(text)  # saved: the project index reads the file's own classes from disk
     doc = Doc(client, path, text)
