@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..engine import FileContext
 from ..semantic import Kind
+from ._dtypes import COMPARISONS
 from ._exact import integer
 
 INT_TENSOR = "an integer tensor"
@@ -33,7 +34,6 @@ _NUMPY_INT = frozenset("flatnonzero argsort arange argwhere random.permutation".
 _NUMPY_TUPLE = frozenset({"nonzero", "where"})  # one argument: a tuple of integer arrays
 #: Tensor methods whose result is a mask (any dimension: a 0-d bool index copies too).
 _MASK_METHODS = _TORCH_MASK | {"bool"}
-_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _MASK_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 _DEPTH = 4  # names followed through their bindings
 
@@ -64,7 +64,7 @@ def _evidence(context: FileContext, expr: cst.BaseExpression, depth: int, tuple_
             return INT_TENSOR  # x.topk(k).indices, torch.sort(x).indices
         return None
     if isinstance(expr, cst.Comparison):
-        if len(expr.comparisons) == 1 and isinstance(expr.comparisons[0].operator, _COMPARISONS) and any(
+        if len(expr.comparisons) == 1 and isinstance(expr.comparisons[0].operator, COMPARISONS) and any(
                 _tensor_or_evidence(context, side, depth) for side in (expr.left, expr.comparisons[0].comparator)):
             return MASK
         return None

@@ -17,6 +17,7 @@ import libcst as cst
 from ..engine import Rule
 from ..imports import dotted_name
 from ..semantic import GraphContext, Kind
+from ._tensor_data import literal_kind
 
 # In-place tensor methods that do not write values.
 _HARMLESS_IN_PLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad", "detach_"})
@@ -218,6 +219,5 @@ def _same_metadata(value: cst.BaseExpression, name: Optional[str], floating: boo
 
 def _number(expr: cst.BaseExpression, floating: bool) -> bool:
     """An int literal, or (for a floating tensor) a float literal, maybe negated."""
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        expr = expr.expression
-    return isinstance(expr, cst.Integer) or floating and isinstance(expr, cst.Float)
+    kind = literal_kind(expr)
+    return kind == "int" or floating and kind == "float"

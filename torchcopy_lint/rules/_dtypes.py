@@ -25,7 +25,7 @@ CAST_RESULTS = {method: {"float": "float32", "half": "float16", "double": "float
 _INT64 = frozenset("argmax argmin argsort nonzero argwhere randint randperm".split())
 _BOOL = frozenset("""eq ne lt le gt ge isnan isinf isfinite isneginf isposinf isclose logical_and logical_or
     logical_not logical_xor""".split())
-_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _CREATIONS = frozenset("zeros ones empty eye full arange linspace tensor rand randn".split())
 #: What a file calls to change the default dtype of every creation after it.
 SETS_DTYPE = ("set_default_dtype", "set_default_tensor_type")
@@ -60,7 +60,7 @@ def tensor_dtype(context: FileContext, expr: cst.BaseExpression, default_set: bo
     """The dtype of ``expr`` (a tensor) where the code proves it; a name (``follow``) when every binding
     that reaches it is an assignment of such an expression. ``default_set``: the file sets the default dtype."""
     if isinstance(expr, cst.Comparison):
-        return "bool" if all(isinstance(c.operator, _COMPARISONS) for c in expr.comparisons) else None
+        return "bool" if all(isinstance(c.operator, COMPARISONS) for c in expr.comparisons) else None
     if isinstance(expr, cst.Call):
         return _call_dtype(context, expr, default_set)
     if not follow or not isinstance(expr, cst.Name):

@@ -83,9 +83,8 @@ class DataMutation(DataWrites):
 
     def found(self, node: cst.Attribute, context: GraphContext, evidence: str, form: str,
               replacement: Optional[cst.BaseExpression]) -> None:
-        if form == "rebind":
-            message = self.rebind_message.format(where="{where}")
-            replacement = None
+        if form == "rebind":  # (no fix: DataWrites gives a rebind none)
+            message = self.rebind_message
         elif context.kind in ("forward", "hook"):
             message = (f"in-place write through `.data` {context.where}: autograd does not see it, so backward() "
                        "silently uses the new values; use `.detach()` (backward then raises) or `torch.no_grad()`")

@@ -298,15 +298,19 @@ class SemanticModel:
                 return None
         return None
 
+    def is_backward(self, call: cst.Call) -> bool:
+        """``x.backward(...)`` or ``torch.autograd.backward(...)``."""
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "backward" \
+            or self.imports.qualified_name(func) == "torch.autograd.backward"
+
     def is_training_step(self, call: cst.Call) -> bool:
         """``x.backward(...)``, ``torch.autograd.backward(...)`` or ``opt.step()`` on a known optimizer."""
-        func = call.func
-        if self.imports.qualified_name(func) == "torch.autograd.backward":
+        if self.is_backward(call):
             return True
+        func = call.func
         if not isinstance(func, cst.Attribute):
             return False
-        if func.attr.value == "backward":
-            return True
         if func.attr.value == "step" and not call.args:
             return known(self.evaluator.value(func.value)).kind is Kind.OPTIMIZER
         return False

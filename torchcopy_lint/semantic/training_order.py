@@ -142,8 +142,7 @@ class TrainingOrder:
     def _classify(self, call: cst.Call, stack: List[cst.CSTNode], recording_off: bool, position: int,
                   events: List[Event]) -> None:
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "backward" \
-                or self.model.imports.qualified_name(func) == "torch.autograd.backward":
+        if self.model.is_backward(call):
             if not any(arg.keyword is not None and arg.keyword.value == "retain_graph"
                        and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
                        for arg in call.args):
