@@ -61,11 +61,13 @@ GRAPH_FREE = {
 
 
 LIVE = {
-    "forward": ("class M:\n    def forward(self, x):\n        w.data.add_(1)\n", "forward"),
+    "forward, after a use": ("class M:\n    def forward(self, x):\n        y = x * self.w\n        self.w.data.add_(1)\n",
+                             "forward"),
+    "forward, an input": ("class M:\n    def forward(self, w):\n        w.data.add_(1)\n", "forward"),
     "hook by name": ("def pre_hook(m, x):\n    w.data.add_(1)\n", "hook"),
     "called from __init__ and forward": ("class M:\n    def __init__(self):\n        self.setup()\n"
-                                         "    def forward(self):\n        self.setup()\n"
-                                         "    def setup(self):\n        w.data.add_(1)\n", "forward"),
+                                         "    def forward(self, x):\n        y = self.w * x\n        self.setup()\n"
+                                         "    def setup(self):\n        self.w.data.add_(1)\n", "forward"),
     "registered as a hook in __init__": ("class M:\n    def __init__(self):\n        self.register_forward_hook(self.fix)\n"
                                          "    def fix(self, m, i, o):\n        w.data.add_(1)\n", "hook"),
     "nested function registered as a hook": ("def f(model):\n    def renorm(m, i):\n        w.data.add_(1)\n"
@@ -104,6 +106,14 @@ UNKNOWN = {
     "a backward between the forward and the write": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
                                                      "loss = net(x).sum()\nloss.backward(retain_graph=False)\n"
                                                      "w.data.add_(1)\nloss.backward()\n"),
+    "forward, before any use": "class M:\n    def forward(self, x):\n        w.data.add_(1)\n        return x * w\n",
+    "__call__ is not a forward": "class Init:\n    def __call__(self, t):\n        w.data.add_(1)\n",
+    "method called from forward before the use": ("class M:\n    def forward(self, x):\n        self.setup()\n"
+                                                  "        return self.w * x\n"
+                                                  "    def setup(self):\n        self.w.data.add_(1)\n"),
+    "the loss computed anew after the write": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
+                                               "loss = net(x).sum()\nw.data.add_(1)\nloss = net(x).sum()\n"
+                                               "loss.backward()\n"),
 }
 
 
@@ -116,10 +126,10 @@ def test_graph_free_with_evidence(case):
 @pytest.mark.parametrize("case", sorted(LIVE))
 def test_live_with_evidence(case):
     source, kind = LIVE[case]
-    assert [(live, k) for _, live, k in contexts(source) if _ == "w"] == [(True, kind)]
+    assert [(live, k) for _, live, k in contexts(source) if _ in ("w", "self.w")] == [(True, kind)]
 
 
 @pytest.mark.parametrize("case", sorted(UNKNOWN))
 def test_unknown_without_evidence(case):
     """No evidence either way: not live (TCL104 says nothing), not graph-free (TCL119 states the condition)."""
-    assert [(live, k) for _, live, k in contexts(UNKNOWN[case]) if _ == "w"] == [(False, "unknown")]
+    assert [(live, k) for _, live, k in contexts(UNKNOWN[case]) if _ in ("w", "self.w")] == [(False, "unknown")]

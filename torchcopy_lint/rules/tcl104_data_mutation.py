@@ -22,9 +22,12 @@ class DataMutation(DataWrites):
     storage, dtype and shape behind the graph.
 
     Reported only where there is evidence that a graph holding the tensor is live:
-    in a module's ``forward`` (or a method called from it), in a forward or
+    in a module's ``forward`` (or a method called from it) after something in it
+    used the tensor (a write before every use changes what this forward computes:
+    ``self.scale.data.clamp_(...)``, then ``x * self.scale``), in a forward or
     backward hook, or after a forward of the written tensor's module and before
-    that step's ``backward()`` (the message names both calls). Every other
+    that step's ``backward()`` of a loss not computed anew after the write (the
+    message names both calls). Every other
     ``.data`` write (set-up before any forward, after ``backward()``, target
     networks only run under ``no_grad``, helpers with no caller in sight) is
     TCL119's (opt-in). Reads (``x.data.cpu()``, ``x.data.shape``) and ``.data``
@@ -63,6 +66,7 @@ class DataMutation(DataWrites):
         "import torch.nn as nn\nnn.init.normal_(m.weight.data)",
         "import torch\nwith torch.no_grad():\n    for p in model.parameters():\n        p.data.add_(1)",
         "class M(nn.Module):\n    def __init__(self):\n        self.fc.weight.data.normal_(0, 0.01)",
+        "class A(nn.Module):\n    def forward(self, x):\n        self.scale.data.clamp_(0, 4)\n        return x * self.scale",
     ]
     INVALID = [
         "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nout = model(x)\nfor p in model.parameters():\n"
@@ -70,7 +74,8 @@ class DataMutation(DataWrites):
         "import torch.nn as nn\nnet = nn.Linear(2, 2)\nloss = net(x).sum()\nnet.weight.data[0] = 1\nloss.backward()",
         "import torch.nn as nn\nnet = nn.Linear(2, 2)\nloss = net(x).sum()\nnet.weight.data = net.weight.data.half()\n"
         "loss.backward()",
-        "class A(nn.Module):\n    def forward(self, x, mask):\n        self.weight.data.masked_fill_(mask, 0)",
+        "class A(nn.Module):\n    def forward(self, x, mask):\n        y = x @ self.weight\n"
+        "        self.weight.data.masked_fill_(mask, 0)\n        return y",
         "def hook(module, inputs):\n    module.weight.data.mul_(0.5)\nmodel.register_forward_pre_hook(hook)",
     ]
 

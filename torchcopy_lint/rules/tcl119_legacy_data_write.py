@@ -55,7 +55,8 @@ class LegacyDataWrite(DataWrites):
     VALID = [
         "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nout = model(x)\nfor p in model.parameters():\n"
         "    p.data.add_(1)\nout.sum().backward()",
-        "class A(nn.Module):\n    def forward(self, x, mask):\n        self.weight.data.masked_fill_(mask, 0)",
+        "class A(nn.Module):\n    def forward(self, x, mask):\n        y = x @ self.weight\n"
+        "        self.weight.data.masked_fill_(mask, 0)\n        return y",
         "import torch\nwith torch.no_grad():\n    p.add_(1)",
         "class D(Dataset):\n    def __init__(self):\n        self.data[0] = 1\n        self.data = []",
         "from types import SimpleNamespace\ndef __init__(self):\n    ns = SimpleNamespace(data=[1])\n    ns.data[0] = 2",

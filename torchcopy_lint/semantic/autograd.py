@@ -7,7 +7,9 @@ live without evidence for it).
 
 Evidence that a graph is live (``GraphContext.live``):
 
-- the enclosing function is a module's ``forward`` (or a method only called from one), or a hook
+- the enclosing function is a module's ``forward`` (or a method only called from one) and something before
+  the write in it uses the tensor (``training_order.used_before``: a write before every use changes what
+  this forward computes, no saved value), or a hook
   (registered with ``register_*hook``, or named as a forward/backward hook);
 - the write runs after a forward of the written tensor's module and before the ``backward()`` of that
   step (``training_order.py``; the context's ``evidence`` holds the two calls).
@@ -41,7 +43,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..walk import children, nodes_of_type
-from .training_order import TrainingOrder
+from .training_order import TrainingOrder, reached_tensor
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class GraphContext:
 
 UNKNOWN = GraphContext(False, "unknown", "where nothing shows whether a graph is live")
 FORWARD = GraphContext(True, "forward", "in `forward`, where a graph is being recorded")
+UNSAVED = GraphContext(False, "unknown", "in a forward, before anything in it uses the tensor")
 HOOK = GraphContext(True, "hook", "in a hook, which runs while a graph is being recorded")
 NO_GRAD = GraphContext(False, "no_grad", "under `torch.no_grad()`")
 GRAD = GraphContext(False, "grad", "on a `.grad` buffer")
@@ -95,7 +98,7 @@ def _named(name: str) -> Optional[GraphContext]:
     if name == "__init__":
         return GraphContext(False, "init", "in `__init__`, before any forward")
     words = {w.lower() for w in _words(name)}
-    if name == "forward" or name == "__call__":
+    if name == "forward":  # (not ``__call__``: initialisers and transforms define it too)
         return FORWARD
     if "hook" in words:
         if words & _STATE_DICT_WORDS:  # _load_state_dict_pre_hook: runs in load_state_dict, not in a forward
@@ -146,8 +149,29 @@ class AutogradContexts:
                 found = self._function(stack, i)
                 if recording and found.graph_free:
                     found = UNKNOWN
+                if found.kind == "forward" and written is not None and not self._saved_before(stack, top, i, written):
+                    return UNSAVED  # before anything in the forward uses it: the write shapes what it computes
                 return found if found is not UNKNOWN else self._ordered(stack, top, i, written)
         return self._ordered(stack, top, 0, written) if stack and isinstance(stack[0], cst.Module) else UNKNOWN
+
+    def _saved_before(self, stack: List[cst.CSTNode], top: int, index: int, written: cst.BaseExpression) -> bool:
+        """Whether the forward (or the method called from one) at ``stack[index]`` uses ``written`` before the
+        write at ``stack[top]``; for a method and a ``self.`` tensor, also whether a forward calling it used the
+        tensor before the call (``self.proj(x); self._setup()``)."""
+        if self.order.used_before(stack, top, index, written):
+            return True
+        fn = stack[index]
+        name = dotted_name(reached_tensor(written)) or ""
+        owner = stack[index - 2] if index >= 2 else None
+        if not isinstance(fn, cst.FunctionDef) or fn.name.value == "forward" or not name.startswith("self.") \
+                or not isinstance(owner, cst.ClassDef):
+            return False
+        for is_call, path in self._references(stack[:index - 1], owner).get(f"self.{fn.name.value}", []):
+            caller = max((i for i, node in enumerate(path) if isinstance(node, cst.FunctionDef)), default=None)
+            if is_call and caller is not None and self._at(path, len(path) - 1).kind == "forward" \
+                    and self.order.used_before(path, len(path) - 1, caller, written):
+                return True
+        return False
 
     def _ordered(self, stack: List[cst.CSTNode], top: int, scope: int,
                  written: Optional[cst.BaseExpression]) -> GraphContext:

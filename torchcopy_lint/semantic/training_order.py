@@ -12,7 +12,14 @@ Evidence for the forward: a call of a value the semantic model knows is a module
 ``self.encoder(h)``, ``model.forward(x)``), not inside a ``torch.no_grad()``/``inference_mode()``
 block, whose name is a prefix of the written tensor's (``model`` and ``model.fc.weight``; a loop
 variable over ``model.parameters()``; a name assigned ``model.fc.weight``). Without that link there is
-no evidence, and the answer is None.
+no evidence, and the answer is None. A backward whose loss is bound anew after the write (``loss = E(l(X), b)``
+between them) backpropagates a graph recorded after it: that is no evidence either.
+
+``used_before`` answers the question a forward asks: is there anything before the write, in its function,
+that can have put the written tensor in the graph being recorded (a read of it that is not of its metadata,
+a call of a module it belongs to), or is the tensor one of the function's inputs (they come from a graph)?
+A write before every use (a parameter clamped, then used; a layer built, then initialised) changes only
+what this forward will compute, which is the point of it.
 """
 
 from __future__ import annotations
@@ -28,11 +35,18 @@ from .kinds import Kind
 #: Methods whose result iterates (or is) the module's own tensors: ``for p in model.parameters()``.
 _OWN_TENSORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules",
                           "named_modules", "children", "named_children"})
+#: Attributes and methods that read a tensor's metadata or leave the graph: ``w.device``, ``w.data``, ``w.size()``.
+_NOT_RECORDED = frozenset({"device", "dtype", "shape", "size", "dim", "ndim", "ndimension", "numel", "nelement",
+                           "data", "detach", "item", "requires_grad", "is_cuda", "is_meta", "grad", "is_leaf",
+                           "element_size", "stride", "layout", "is_contiguous", "data_ptr", "storage_offset",
+                           "names", "tolist", "is_sparse", "is_floating_point", "is_complex"})
 #: Calls a written receiver may pass through and still be the module's tensor: ``model.fc.weight.view(-1)``.
 _SAME_TENSOR = frozenset({"view", "view_as", "reshape", "t", "transpose", "permute", "flatten", "squeeze",
                           "unsqueeze", "expand", "narrow", "select", "detach", "data", "values", "items"})
 
-Event = Tuple[int, str, cst.Call, str]  # (order, 'forward' | 'backward', the call, the forwarded module's name)
+# (order, 'forward' | 'backward' | 'bind', the call (the Assign for a bind), the forwarded module's name (the bound name))
+Event = Tuple[int, str, cst.CSTNode, str]
+Use = Tuple[int, Tuple[int, ...]]  # (order, the ids of the loops around the read)
 
 
 class TrainingOrder:
@@ -43,6 +57,7 @@ class TrainingOrder:
         self.model = model
         self._grad_mode = grad_mode  # With -> True (turns recording on), False (off) or None (neither)
         self._scopes: Dict[int, Tuple[Dict[int, int], List[Event]]] = {}
+        self._uses: Dict[int, Dict[str, List[Use]]] = {}
 
     def live_between(self, stack: Sequence[cst.CSTNode], top: int, scope_index: int,
                      written: Optional[cst.BaseExpression]) -> Optional[Tuple[cst.Call, cst.Call]]:
@@ -56,32 +71,71 @@ class TrainingOrder:
         if at is None:
             return None
         forward = None
+        rebound: set = set()  # names bound anew after the write: a loss computed after it
         for position, what, call, name in events:
             if position < at:
                 if what == "backward":
                     forward = None  # that step's graph is freed: nothing before it is live
-                elif any(owner == name or owner.startswith(name + ".") for owner in owners):
+                elif what == "forward" and any(owner == name or owner.startswith(name + ".") for owner in owners):
                     forward = call
+            elif what == "bind":
+                rebound.add(name)
             elif what == "backward" and forward is not None:
-                return forward, call
+                if _loss_of(call) in rebound:
+                    return None  # it backpropagates a graph recorded after the write
+                return forward, call  # type: ignore[return-value]
         return None
+
+    def used_before(self, stack: Sequence[cst.CSTNode], top: int, scope_index: int,
+                    written: cst.BaseExpression) -> bool:
+        """Whether something before the write at ``stack[top]`` in the function ``stack[scope_index]`` can have
+        put ``written`` in the graph being recorded (in a loop around the write, anything in that loop)."""
+        fn = stack[scope_index]
+        direct = reached_tensor(written)
+        root = direct
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if isinstance(fn, cst.FunctionDef) and isinstance(root, cst.Name) and root.value in _inputs(fn):
+            return True
+        owners = self._owners(written, list(stack[:top + 1]))
+        order, events = self._events(list(stack[:scope_index + 1]))
+        at = order.get(id(stack[top]))
+        if at is None or not owners:
+            return False
+        loops = {id(node) for node in stack[scope_index + 1:top] if isinstance(node, (cst.For, cst.While))}
+        if any(what == "forward" and position < at and any(o == name or o.startswith(name + ".") for o in owners)
+               for position, what, _, name in events):
+            return True
+        name = dotted_name(direct)
+        return name is not None and any(position < at or loops & set(around)
+                                        for position, around in self._reads(fn, order).get(name, []))
+
+    def _reads(self, scope: cst.CSTNode, order: Dict[int, int]) -> Dict[str, List[Use]]:
+        """Each dotted name read in ``scope`` in a way that can record it (not a target, not its metadata)."""
+        memo = self._uses.get(id(scope))
+        if memo is not None:
+            return memo
+        found: Dict[str, List[Use]] = {}
+        pending: List[Tuple[cst.CSTNode, Optional[cst.CSTNode], Tuple[int, ...]]] = [(scope, None, ())]
+        while pending:
+            node, parent, loops = pending.pop()
+            if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, (cst.Name, cst.Attribute)) and not _not_recorded(node, parent):
+                name = dotted_name(node)
+                if name is not None:
+                    found.setdefault(name, []).append((order.get(id(node), -1), loops))
+            inner = loops + (id(node),) if isinstance(node, (cst.For, cst.While)) else loops
+            pending.extend((child, node, inner) for child in children(node))
+        self._uses[id(scope)] = found
+        return found
 
     # --- the written tensor's module --------------------------------------------------------------
 
     def _owners(self, written: cst.BaseExpression, stack: List[cst.CSTNode], depth: int = 0) -> List[str]:
         """Dotted names the written tensor is reached through: ``model.fc.weight`` for
         ``model.fc.weight.data``; ``model`` for ``p`` of ``for p in model.parameters()``."""
-        expr = written
-        while True:
-            if isinstance(expr, cst.Subscript):
-                expr = expr.value
-            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
-                    and expr.func.attr.value in _SAME_TENSOR:
-                expr = expr.func.value
-            elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
-                expr = expr.value
-            else:
-                break
+        expr = reached_tensor(written)
         name = dotted_name(expr)
         if name is None:
             return []
@@ -128,6 +182,9 @@ class TrainingOrder:
             order[id(node)] = len(order)
             if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
+            if isinstance(node, cst.Assign):
+                events.extend((len(order), "bind", node, target.target.value) for target in node.targets
+                              if isinstance(target.target, cst.Name) and not _mentions(node.value, target.target.value))
             if isinstance(node, cst.Call):
                 recording_off = next((mode is False for mode in reversed(modes) if mode is not None), False)
                 self._classify(node, path + [node], recording_off, len(order), events)
@@ -156,3 +213,60 @@ class TrainingOrder:
             return
         if self.model.value_of(callee, stack).kind is Kind.MODULE:
             events.append((position, "forward", call, name))
+
+
+def reached_tensor(written: cst.BaseExpression) -> cst.BaseExpression:
+    """The tensor a write reaches: ``model.fc.weight`` for ``model.fc.weight.data[0]`` or ``....view(-1)``."""
+    expr = written
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_TENSOR:
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr = expr.value
+        else:
+            return expr
+
+
+def _inputs(fn: cst.FunctionDef) -> List[str]:
+    """The names of a function's inputs, less a method's ``self``/``cls``."""
+    params = fn.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return [n for n in names if n not in ("self", "cls")]
+
+
+def _not_recorded(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+    """A name in a target position, part of a longer chain, or whose metadata only is read."""
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return parent.attr.value in _NOT_RECORDED
+    if isinstance(parent, cst.AssignTarget) and parent.target is node:
+        return True
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+        return True
+    return isinstance(parent, cst.Attribute) and parent.attr is node
+
+
+def _loss_of(backward: cst.CSTNode) -> Optional[str]:
+    """``loss`` for ``loss.backward()`` or ``torch.autograd.backward(loss)``."""
+    if not isinstance(backward, cst.Call):
+        return None
+    func = backward.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+        target = func.value
+    elif backward.args:
+        target = backward.args[0].value
+    else:
+        return None
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def _mentions(expr: cst.CSTNode, name: str) -> bool:
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name) and node.value == name:
+            return True
+        pending.extend(children(node))
+    return False
