@@ -34,11 +34,13 @@ corpus = precision.corpus
 
 MIN_PRECISION = 0.97
 # Session 10 (issue 29): TCL104 reports only with evidence of a live graph; 115 of its dev TP rows had none and are
-# TCL119's now ([unknown:K]). What is left is small (15 diagnostics): the two KNOWN_OPEN notebook re-initialisations
-# (a forward at the end of the first run's loop, the write, then the second run's forward and backward) put its
-# precision at 13/15, and 6 sites no rule reports (they were missed before too) its recall at 13/19.
+# TCL119's now ([unknown:K]). Session 11: a forward is evidence only after something in it used the tensor, so 6
+# more rows (writes before every use in a forward: a parameter set, then used; a layer built, then filled) moved
+# to TCL119 ([unknown:forward-before-use]), and a backward of a loss computed anew after the write is no evidence
+# (the two notebook re-initialisations are silent now). What is left is small: 7 of 13 TP rows reported; the 6
+# missed are helpers reached through other objects' hooks and callers (missed before too).
 MIN_PRECISION_OF = {"TCL104": 0.85}
-MIN_RECALL = {"TCL103": 0.9, "TCL104": 0.65, "TCL119": 0.9}
+MIN_RECALL = {"TCL103": 0.9, "TCL104": 0.5, "TCL119": 0.9}
 MIN_LABELS, MIN_PROJECTS, MIN_TRAINING_REPOS = 400, 20, 10
 
 # Sites labelled FP that the linter still reports, with the issue that owns the fix. Any OTHER loud FP/TN
@@ -57,10 +59,6 @@ KNOWN_OPEN = {
         "issue 20: zeros_like(<a bool mask>).bool(), the mask made bool in another module",
     ("transformers-5.23.0", "transformers/models/qwen2_audio/modeling_qwen2_audio.py", 604, "TCL116"):
         "issue 20: full_like(<an int64 mask>).to(torch.long), the mask's dtype copied from another tensor",
-    ('qinhaihong-red+TorchDaily-553c9cff317d', 'Daily1029_SGD与Adam使用对比.py', 172, 'TCL104'):
-        "TCL104 where no graph can be live: a notebook-style script's re-initialisation between two training runs",
-    ('qinhaihong-red+TorchDaily-553c9cff317d', 'Daily1029_SGD与Adam使用对比.py', 230, 'TCL104'):
-        "TCL104 where no graph can be live: a notebook-style script's re-initialisation between two training runs",
     ('peppe-99+Inpainting-PyTorch-6bb59ff54273', 'sperimentazione singolo artista/training_singolo_artista.py', 81, 'TCL104'):
         "TCL104 on a fresh clone of a batch tensor that needs no grad (no graph holds it)",
 }

@@ -10,7 +10,7 @@ field and anything unknown stay silent.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -129,6 +129,9 @@ class DataWrites(Rule):
                 return "likely"
             if bindings and all(b.how == "iter" and _iterates_tensors(b.value, b.path) for b in bindings):
                 return "likely"  # for g in grads: ...; for cpu_p, gpu_p in zip(cpu_params, gpu_params): ...
+            if bindings and all(b.how == "iter" and _iterates_inputs(b) for b in bindings) \
+                    and self.context.graph_context(receiver).kind == "hook":
+                return "likely"  # def pre_hook(module, inputs): for x, a in zip(inputs, acts): x.data = a
         return None
 
     def keeps_metadata(self, data: cst.Attribute) -> bool:
@@ -169,19 +172,36 @@ class DataWrites(Rule):
         return False
 
 
-def _iterates_tensors(iterable: Optional[cst.CSTNode], path: tuple) -> bool:
-    """An iterable named like a collection of tensors (``grads``, ``params[0]``), or that element of a ``zip``."""
+def _zipped(iterable: Optional[cst.CSTNode], path: tuple) -> Tuple[Optional[cst.CSTNode], tuple]:
+    """The iterable a loop target's element comes from: ``b`` for ``y`` of ``for x, y in zip(a, b)``."""
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip" \
             and len(path) == 1 and not any(a.star for a in iterable.args):
         positional = [a for a in iterable.args if a.keyword is None]  # zip(a, b, strict=True)
         where, length = path[0]
         if length != len(positional) or where < 0:
-            return False
-        iterable, path = positional[where].value, ()
+            return None, path
+        return positional[where].value, ()
+    return iterable, path
+
+
+def _iterates_tensors(iterable: Optional[cst.CSTNode], path: tuple) -> bool:
+    """An iterable named like a collection of tensors (``grads``, ``params[0]``), or that element of a ``zip``."""
+    iterable, path = _zipped(iterable, path)
     while isinstance(iterable, cst.Subscript):
         iterable = iterable.value
     name = dotted_name(iterable) if isinstance(iterable, (cst.Name, cst.Attribute)) else None
     return not path and name is not None and _TENSORS_NAME.search(name.rsplit(".", 1)[-1]) is not None
+
+
+def _iterates_inputs(binding) -> bool:
+    """A loop over a function's input or output tuple (a parameter after the module: ``inputs`` of
+    ``pre_hook(module, inputs)``), or that element of a ``zip``; the caller checks the function is a hook."""
+    iterable, path = _zipped(binding.value, binding.path)
+    fn = binding.scope.node
+    if path or not isinstance(iterable, cst.Name) or not isinstance(fn, cst.FunctionDef):
+        return False
+    names = [p.name.value for p in fn.params.params if p.name.value not in ("self", "cls")]
+    return iterable.value in names[1:]
 
 
 def _detach(node: cst.Attribute) -> cst.Call:

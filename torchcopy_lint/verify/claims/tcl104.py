@@ -271,3 +271,24 @@ def _tcl104_rebind_saved_self_or_view(device: str) -> None:
     w.data = torch.full((2, 3), 5.0, device=device)  # noqa: TCL104
     loss.backward()
     assert x.grad.tolist() == [[2.0, 2.0, 2.0]], f"F.linear: x.grad {x.grad.tolist()}, expected the old w's [2, 2, 2]"
+
+
+@claim("TCL104-write-before-use-consistent", "TCL104",
+       "in a forward, w.data.clamp_(max=2) before anything uses w gives backward of sum(w*w) the gradient of what "
+       "the forward computed ([2, 4, 4] at w = [1, 2, 2] after the clamp): no graph saved w yet, so nothing is "
+       "corrupted (why TCL104 needs a use before the write)")
+def _tcl104_write_before_use_consistent(device: str) -> None:
+    import torch
+
+    class Clamped(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0], device=device))
+
+        def forward(self):
+            self.w.data.clamp_(max=2.0)  # before any use: shapes what this forward computes
+            return (self.w * self.w).sum()
+
+    module = Clamped()
+    module().backward()
+    assert module.w.grad.tolist() == [2.0, 4.0, 4.0], f"grad {module.w.grad.tolist()}, expected 2 * clamped w"
