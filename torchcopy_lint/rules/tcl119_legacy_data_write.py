@@ -43,8 +43,8 @@ class LegacyDataWrite(DataWrites):
                        "`torch.no_grad()` make the same write visible to autograd")
     init_message = ("`nn.init` already runs under `torch.no_grad()`: pass the tensor itself, not `.data`")
     rebind_message = ("assigning to `.data`{where}: the tensor keeps its identity (modules and optimizers keep "
-                      "their reference) and takes the value's storage, dtype, shape and device; `copy_` would "
-                      "instead cast into the old storage, so keep `.data =` where that is the point")
+                      "their reference) and takes the value's storage, dtype, shape and device; an in-place copy "
+                      "would instead cast into the old storage, so keep `.data =` where that is the point")
     same_meta_message = ("assigning to `.data`{where}: the value has the tensor's dtype, shape and device, so "
                          "`with torch.no_grad(): {target}.copy_(...)` writes the same values without `.data`, "
                          "unless another tensor (a view, a `state_dict()` snapshot) shares the old storage and "
