@@ -100,7 +100,7 @@ class TrainingOrder:
         owners = self._owners(written, list(stack[:top + 1]))
         order, events = self._events(list(stack[:scope_index + 1]))
         at = order.get(id(stack[top]))
-        if at is None or not owners:
+        if at is None:
             return False
         loops = {id(node) for node in stack[scope_index + 1:top] if isinstance(node, (cst.For, cst.While))}
         if any(what == "forward" and position < at and any(o == name or o.startswith(name + ".") for o in owners)
