@@ -214,8 +214,9 @@ def test_attributes_of_classes_come_from_the_project_index(tmp_path):
                 super().__init__()
                 self.flava = Flava()
             def forward(self, x):
+                y = x * self.flava.logit_scale  # saves it: a graph holds it at the write
                 self.flava.logit_scale.data.clamp_(0, 4.6)
-                return x
+                return y
         """)
     path = tmp_path / "pkg" / "model.py"
     path.write_text(source)
