@@ -3,13 +3,15 @@
 A conversion to a tensor's own dtype returns the tensor itself (``x.long()`` of an int64 ``x``:
 ``TCL118-own-dtype``), so TCL118 needs to know when a clone already has the target dtype. Evidence only:
 a comparison is bool; ``argmax``/``argsort``/``nonzero``/``randint``/``randperm`` are int64; a cast is its
-dtype; a creation gives its ``dtype=`` or what its numbers make (float32 by default where the file does not
-set the default dtype). Names only: torch is never imported.
+dtype; a creation gives its ``dtype=`` or what its numbers make (``torch.tensor`` of Python ints: int64; of
+floats: float32 by default where the file does not set the default dtype); ``torch.LongTensor(..)`` its dtype.
+Indexing, views, ``detach``, device moves, ``*_like`` and aliases keep it (``traced``; rules/_devices.py
+follows devices the same way). Names only: torch is never imported.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Callable, FrozenSet, Optional, Tuple
 
 import libcst as cst
 
@@ -27,6 +29,15 @@ _BOOL = frozenset("""eq ne lt le gt ge isnan isinf isfinite isneginf isposinf is
     logical_not logical_xor""".split())
 COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _CREATIONS = frozenset("zeros ones empty eye full arange linspace tensor rand randn".split())
+#: Methods whose result has the dtype and device of their receiver (``view`` unless given a dtype).
+KEEPS = frozenset("""clone detach detach_ contiguous view reshape flatten squeeze unsqueeze t permute transpose
+    expand repeat narrow flip roll requires_grad_ pin_memory""".split())
+_LIKE = frozenset("zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split())
+#: ``torch.LongTensor(...)`` and friends make their dtype; ``torch.Tensor(...)`` the default one (None here).
+LEGACY_DTYPES = {"Tensor": None, "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                 "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
+                 "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool"}
+_MAX_DEPTH = 12
 #: What a file calls to change the default dtype of every creation after it.
 SETS_DTYPE = ("set_default_dtype", "set_default_tensor_type")
 
@@ -55,22 +66,68 @@ def target_dtype(context: FileContext, node: cst.Call) -> Optional[str]:
     return dtype_name(context, arg.value)
 
 
-def tensor_dtype(context: FileContext, expr: cst.BaseExpression, default_set: bool, follow: bool = True) \
-        -> Optional[str]:
-    """The dtype of ``expr`` (a tensor) where the code proves it; a name (``follow``) when every binding
-    that reaches it is an assignment of such an expression. ``default_set``: the file sets the default dtype."""
-    if isinstance(expr, cst.Comparison):
-        return "bool" if all(isinstance(c.operator, COMPARISONS) for c in expr.comparisons) else None
-    if isinstance(expr, cst.Call):
-        return _call_dtype(context, expr, default_set)
-    if not follow or not isinstance(expr, cst.Name):
+def tensor_dtype(context: FileContext, expr: cst.BaseExpression, default_set: bool) -> Optional[str]:
+    """The dtype of ``expr`` (a tensor) where the code proves it (``traced``). ``default_set``: the file sets the
+    default dtype."""
+    return traced(context, expr, lambda e: _direct_dtype(context, e, default_set), _dtype_kept_from)
+
+
+def traced(context: FileContext, expr: cst.BaseExpression, direct: Callable[[cst.BaseExpression], Optional[str]],
+           kept_from: Callable[[FileContext, cst.BaseExpression], Optional[cst.BaseExpression]],
+           depth: int = 0) -> Optional[str]:
+    """What ``direct`` says of ``expr`` or, where it says nothing, of the tensor ``expr`` keeps it from
+    (``kept_from``: ``x`` of ``x[1:]``, ``x.view(-1)``...); of a name, what every binding reaching it says
+    (assignments only, all the same)."""
+    if depth > _MAX_DEPTH:
         return None
-    found = set()
+    found = direct(expr)
+    inner = kept_from(context, expr) if found is None else None
+    if inner is not None:
+        return traced(context, inner, direct, kept_from, depth + 1)
+    if found is not None or not isinstance(expr, cst.Name):
+        return found
+    values = set()
     for binding in context.reaching(expr):
         if binding.how != "assign" or binding.path or binding.value is None:
             return None
-        found.add(tensor_dtype(context, binding.value, default_set, follow=False))
-    return found.pop() if len(found) == 1 else None
+        values.add(traced(context, binding.value, direct, kept_from, depth + 1))
+    return values.pop() if len(values) == 1 else None
+
+
+def kept_from(context: FileContext, expr: cst.BaseExpression, changes: FrozenSet[str]) -> Optional[cst.BaseExpression]:
+    """The tensor whose dtype and device ``expr`` keeps: indexing, a view or copy of the same data (``KEEPS``),
+    a ``*_like`` creation that names neither; None otherwise, or where a method in ``changes`` may change it."""
+    if isinstance(expr, cst.Subscript):
+        return expr.value
+    if not isinstance(expr, cst.Call) or any(arg.star for arg in expr.args):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Attribute) and context.qualified_name(func) is None:
+        method = func.attr.value
+        if method in KEEPS and not (method == "view" and any(classify(context, a.value) == "dtype" for a in expr.args)) \
+                or method in changes:
+            return func.value
+        return None
+    qualified = context.qualified_name(func) or ""
+    if qualified[6:] in _LIKE and expr.args and expr.args[0].keyword is None \
+            and not any(arg.keyword is not None and arg.keyword.value in ("dtype", "device") for arg in expr.args):
+        return expr.args[0].value
+    return None
+
+
+def _dtype_kept_from(context: FileContext, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What a device move keeps the dtype of too (``x.cpu()``, ``x.to(device)``)."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to" \
+            and not any(arg.keyword is not None and arg.keyword.value == "dtype" for arg in expr.args) \
+            and all(arg.keyword is not None or classify(context, arg.value) == "device" for arg in expr.args):
+        return expr.func.value
+    return kept_from(context, expr, frozenset({"cpu", "cuda"}))
+
+
+def _direct_dtype(context: FileContext, expr: cst.BaseExpression, default_set: bool) -> Optional[str]:
+    if isinstance(expr, cst.Comparison):
+        return "bool" if all(isinstance(c.operator, COMPARISONS) for c in expr.comparisons) else None
+    return _call_dtype(context, expr, default_set) if isinstance(expr, cst.Call) else None
 
 
 def _call_dtype(context: FileContext, call: cst.Call, default_set: bool) -> Optional[str]:
@@ -80,10 +137,17 @@ def _call_dtype(context: FileContext, call: cst.Call, default_set: bool) -> Opti
     method = func.attr.value if isinstance(func, cst.Attribute) and name is None else None
     if method is not None and (method in CAST_RESULTS or method == "to"):
         return target_dtype(context, call)
+    if method == "view" and len(call.args) == 1 and classify(context, call.args[0].value) == "dtype":
+        return dtype_name(context, call.args[0].value)  # `x.view(torch.int32)` reinterprets the bytes
     if (name or method) in _BOOL:
         return "bool"
     if (name or method) in _INT64 and (name is not None or method not in ("randint", "randperm")):
         return _own_dtype(context, call, "int64")
+    legacy = (name or "").rpartition(".")[2]
+    if legacy in LEGACY_DTYPES and name in (legacy, "cuda." + legacy):
+        return LEGACY_DTYPES[legacy] or (None if default_set else "float32")
+    if name in _LIKE:
+        return _own_dtype(context, call, None)  # naming no dtype, it has its input's (``kept_from``)
     if name not in _CREATIONS:
         return None
     if name in ("rand", "randn"):

@@ -12,7 +12,7 @@ from ..imports import dotted_name
 from ..semantic import Kind
 from ._build import keyword, method, with_keywords
 from ._convert import CAST_DTYPES, conversion_name, dtype_expression, receiver, torch_module
-from ._dtypes import SETS_DTYPE, source_mentions, target_dtype, tensor_dtype
+from ._conversion_evidence import ConversionEvidence
 
 
 class CloneThenConvert(Rule):
@@ -22,16 +22,22 @@ class CloneThenConvert(Rule):
     when nothing needs converting (``x.to(dtype)`` without ``copy=True`` would return ``x``
     itself). Values, dtype, device, strides and gradients are the same.
 
-    Only receivers the semantic model knows are tensors are flagged, and not a conversion to the dtype the
-    receiver provably has (``argmax(x).clone().long()``: ``.long()`` returns the int64 clone itself). No fix for
-    ``clone(memory_format=..)`` (the layout would change) or a conversion with arguments the
-    ``.to(..)`` form cannot take over; the fix is safe otherwise.
+    Only receivers the semantic model knows are tensors are flagged (a TensorDict is none: its ``.to`` rejects
+    ``copy=True``), and not a conversion to the dtype or device the receiver provably has
+    (``argmax(x).clone().long()``: ``.long()`` returns the int64 clone itself). "Copies twice" is said outright
+    where the code proves the conversion changes something (``.float()`` of an int64 tensor); elsewhere the
+    message says when (``.to(device)``: when ``device`` is not already the tensor's), since the copy-once advice
+    holds either way. No fix for ``clone(memory_format=..)`` (the layout would change) or a conversion with
+    arguments the ``.to(..)`` form cannot take over; the fix is safe otherwise.
     """
 
     code = "TCL118"
     name = "clone-then-convert"
     message = ("`.clone().{method}` copies twice; `.to(..., copy=True)` copies once and still never "
                "aliases the source")
+    #: Where nothing proves the conversion changes the dtype or device: it copies only when it does.
+    conditional = ("`.clone().{method}` copies twice when {condition}; `.to(..., copy=True)` copies once either "
+                   "way and, like the clone, never aliases the source")
     triggers = TRIGGERS["TCL118"]  # in codes.py, importable without LibCST
     segment_triggers = (TRIGGERS["TCL118"][0] + "|" + KIND_EVIDENCE,)
 
@@ -44,12 +50,19 @@ class CloneThenConvert(Rule):
         # the conversion asks for what the clone has: it returns the clone, one copy in all
         "import torch\nx = torch.randn(3)\ny = x.detach().clone().to(x.device)",
         "import torch\nx = torch.randn(3)\ni = x.argmax()\ny = i.clone().long()",  # int64 already
+        "import torch\nids = torch.tensor([[1, 2], [3, 4]])\ny = ids.clone().long()",  # Python ints: int64
+        "import torch\nx = torch.zeros(3)\ny = x.clone().cpu()",  # made on the CPU
+        # a TensorDict is no tensor (and its .to() rejects copy=True)
+        "import torch\nfrom tensordict import TensorDict\n"
+        "def f(policy, device):\n    return TensorDict.from_module(policy).data.detach().clone().to(device)",
     ]
     INVALID = [
         "import torch\nx = torch.randn(3)\ny = x.clone().to(torch.float64)",
         "import torch\ndef f(x: torch.Tensor):\n    return x.clone().float()",
         "import torch\nx = torch.randn(3)\ny = x.clone().cuda()",
         "import torch\nx = torch.randn(3)\ni = x.argmax()\ny = i.clone().float()",
+        # the target is known at run time only: flagged with the condition ("when `device` is not already ...")
+        "import torch\ndef f(x: torch.Tensor, device):\n    return x.clone().to(device)",
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -59,22 +72,17 @@ class CloneThenConvert(Rule):
                 or clone.func.attr.value != "clone" or any(arg.star for arg in node.args):
             return
         source = clone.func.value
-        if self.context.kind_of(source) is not Kind.TENSOR or _to_itself(node, method_name, source) \
-                or self._own_dtype(node, source):
+        if self.context.kind_of(source) is not Kind.TENSOR or _to_itself(node, method_name, source):
             return
+        conditions = ConversionEvidence(self.context, source).conditions(node, method_name)
+        if conditions == []:  # it asks for what the clone has: `.long()` of an int64 tensor returns the clone
+            return
+        method_text = method_name + ("(...)" if node.args else "()")
+        message = self.message.format(method=method_text) if conditions is None else self.conditional.format(
+            method=method_text, condition=" or ".join(conditions))
         fixed = None if clone.args or clone.lpar else self._fixed(node, method_name, source)
-        self.report(node, self.message.format(method=method_name + ("(...)" if node.args else "()")),
+        self.report(node, message,
                     replacement=fixed.with_changes(lpar=node.lpar, rpar=node.rpar) if fixed else None)
-
-    def _own_dtype(self, node: cst.Call, source: cst.BaseExpression) -> bool:
-        """A dtype conversion to the dtype the source provably has (``x.clone().long()`` of an int64 ``x``):
-        it returns the clone itself, one copy in all (``TCL118-own-dtype``)."""
-        wanted = target_dtype(self.context, node)
-        while wanted is not None and isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
-                and source.func.attr.value == "detach" and not source.args:
-            source = source.func.value
-        return wanted is not None and wanted == tensor_dtype(self.context, source,
-                                                             source_mentions(self.context, SETS_DTYPE))
 
     def _fixed(self, node: cst.Call, method_name: str, source: cst.BaseExpression) -> Optional[cst.Call]:
         copy = {"copy": cst.Name("True")}

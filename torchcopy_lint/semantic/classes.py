@@ -17,7 +17,7 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import descendants, nodes_of_type
 from . import vocabulary as v
-from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .kinds import NOT_TENSOR, PARAMETER, TENSOR, TENSORDICT, UNKNOWN, Kind, Value, join, known
 
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
              cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -113,6 +113,8 @@ class Classes:
                 return self.annotation(cst.parse_expression(text))
             except Exception:
                 return UNKNOWN
+        if _tensordict(ann):  # `TensorDictBase`, `Optional[TensorDict]`, `TensorDictBase | None`
+            return TENSORDICT
         if isinstance(ann, cst.Subscript):
             if (dotted_name(ann.value) or "").rsplit(".", 1)[-1] in _SEQUENCES and self._of_tensors(ann):
                 return Value(Kind.TENSOR_LIST)  # List[Tensor], Tuple[Tensor, ...], Sequence[torch.Tensor]
@@ -352,3 +354,15 @@ def _plain_non_tensor(value: cst.BaseExpression) -> bool:
 
 
 del Set
+
+
+def _tensordict(ann: cst.BaseExpression) -> bool:
+    """An annotation with one of tensordict's containers (``TensorDictBase``), maybe Optional or ``| None``."""
+    if isinstance(ann, cst.Subscript) and (dotted_name(ann.value) or "").rsplit(".", 1)[-1] == "Optional" \
+            and len(ann.slice) == 1 and isinstance(ann.slice[0].slice, cst.Index):
+        return _tensordict(ann.slice[0].slice.value)
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        sides = [side for side in (ann.left, ann.right) if not (isinstance(side, cst.Name) and side.value == "None")]
+        return len(sides) == 1 and _tensordict(sides[0])
+    name = dotted_name(ann)
+    return name is not None and v.is_tensordict(name)

@@ -19,7 +19,7 @@ from ..imports import dotted_name
 from . import vocabulary as v
 from .. import knowledge
 from .library import descend, module_like, position
-from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, TENSORDICT, UNKNOWN, Kind, Value, join, known
 
 _MAX_DEPTH = 48
 _NUMBERS = (cst.Integer, cst.Float, cst.Imaginary)
@@ -359,6 +359,8 @@ class Evaluator:
         if base.kind.is_tensor and (attr in v.TENSOR_ATTRIBUTES_OF_TENSOR
                                     or knowledge.lookup("tensor_attributes", attr) == "T"):
             return TENSOR
+        if base == TENSORDICT and attr == "data":
+            return base  # `td.data`: a TensorDict of the leaves' .data
         if base.kind is Kind.MODULE and attr in v.PARAMETER_ATTRIBUTES:
             return PARAMETER
         if base.kind is Kind.MODULE and attr in ("running_mean", "running_var"):

@@ -130,5 +130,22 @@ MODULE_IF_MODULE_FUNCTIONS = frozenset(["torch.compile"])
 module, and something else (a compiled function) otherwise. ``torch.jit.script`` is left out: a
 ``ScriptModule`` is copied by its own ``__deepcopy__``, another story than an eager module's."""
 
+TENSORDICT_CLASSES = frozenset(
+    "TensorDict TensorDictBase TensorDictParams LazyStackedTensorDict PersistentTensorDict".split()
+)
+"""The ``tensordict`` package's containers (torchrl's batches and specs). They have ``clone``, ``detach``,
+``.data``, ``.to`` and the casts like a tensor, but are no tensors: ``TensorDict.to(..., copy=True)`` raises
+("to() does not accept copy argument"). Their methods are no evidence of a tensor."""
+TENSORDICT_KEPT_METHODS = TENSOR_ONLY_METHODS | MODULE_PRESERVING_METHODS | CAST_METHODS | frozenset(
+    "select exclude apply update expand squeeze reshape view copy".split())
+"""Methods of a TensorDict that return a TensorDict (``td.clone()``, ``td.detach()``, ``td.to(device)``)."""
+
+
+def is_tensordict(name: str) -> bool:
+    """``tensordict.TensorDict``, ``tensordict.base.TensorDictBase.from_module``, ``TensorDictParams``: a
+    (qualified or dotted) name whose parts name one of tensordict's containers."""
+    return any(part in TENSORDICT_CLASSES for part in name.split("."))
+
+
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 """Loaders whose iteration yields default-collated batches of their dataset's items."""

@@ -111,3 +111,33 @@ def _tcl118_own_dtype(device: str) -> None:
             assert casts[dtype](t).data_ptr() == t.data_ptr()
     ids = scores.argmax(-1)
     assert dispatched(lambda: ids.clone().long())[0] == ["aten.clone"], dispatched(lambda: ids.clone().long())
+
+
+@claim("TCL118-known-dtype-device", "TCL118",
+       "what TCL118 takes as proof of a tensor's dtype and device holds: torch.tensor of Python ints is int64 "
+       "(also under set_default_dtype(float64)), of bools bool, of floats float32 (float64 under "
+       "set_default_dtype(float64)); torch.LongTensor is int64; zeros_like, indexing, view(-1) and .cpu() keep the "
+       "dtype and view(torch.int32) makes int32; a creation naming no device is on the CPU and .cpu(), .to('cpu') "
+       "and .long() of an int64 one return it itself; .float() of an int64 tensor and .double() of a float32 one "
+       "make a new tensor",
+       tags={"near-miss"})
+def _tcl118_known_dtype_device(device: str) -> None:
+    import torch
+
+    ids, flags, weights = torch.tensor([[1, 2], [3, 4]]), torch.tensor([True, False]), torch.tensor([0.5, 1.0])
+    assert (ids.dtype, flags.dtype, weights.dtype) == (torch.int64, torch.bool, torch.float32)
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert torch.tensor([1, 2]).dtype == torch.int64 and torch.tensor([0.5]).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(before)
+    assert torch.LongTensor([1, 2]).dtype == torch.int64 and torch.zeros_like(ids).dtype == torch.int64
+    assert ids[:, 1:].dtype == ids.view(-1).dtype == ids.cpu().dtype == torch.int64
+    assert torch.randn(3).view(torch.int32).dtype == torch.int32
+    for made in (ids, weights, torch.randn(3), torch.zeros(3)):
+        assert made.device.type == "cpu" and made.cpu() is made and made.to("cpu") is made
+    assert ids.long() is ids and flags.bool() is flags and weights.float() is weights
+    moved = torch.randn(3, device=device)
+    assert moved.to(device) is moved
+    assert ids.float() is not ids and weights.double() is not weights
