@@ -20,7 +20,7 @@ import time
 
 import nbformat
 
-from torchcopy_lint.config import Settings
+from torchcopy_lint.settings.config import Settings
 from torchcopy_lint.notebook import NotebookError, read_notebook
 from torchcopy_lint.notebook.ipynb import _layout
 from torchcopy_lint.runner import run

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import __version__
 from .codes import INTERNAL_ERROR_CODE, META_CODES
-from .config import ConfigError, Overrides, checked_python, Selection, Settings, find_pyproject, load_settings, split_selectors
+from .settings.config import ConfigError, Overrides, checked_python, Selection, Settings, find_pyproject, load_settings, split_selectors
 
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 
@@ -239,7 +239,7 @@ def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> in
 
 def _environment(settings: Settings, path: str) -> Optional[dict]:
     """The environment whose packages a run over ``path`` reads (see environment.py), or None."""
-    from .environment import for_file
+    from .settings.environment import for_file
 
     anchor = os.path.abspath(path if path != "-" else "stdin.py")
     found = for_file(os.path.join(anchor, "x.py") if os.path.isdir(anchor) else anchor, settings.python)

@@ -23,7 +23,7 @@ from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
 from .codes import RULE_CODES, may_match
-from .config import Settings, settings_for
+from .settings.config import Settings, settings_for
 from .prune import declares_utf8
 
 

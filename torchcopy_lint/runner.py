@@ -26,7 +26,7 @@ from .cache import ResultCache, cache_key, dependencies_current
 from .codes import READ_ERROR_CODE
 from .codes import RULE_CODES as ALL_CODES
 from .codes import active_codes
-from .config import Settings
+from .settings.config import Settings
 from .diagnostics import Diagnostic, failed_to_lint, internal_error, over_budget
 from .files import NotRegularFile, read_source
 from .notebook import is_notebook
@@ -154,7 +154,7 @@ def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...],
     """What a lint of ``path`` depends on besides files: the environment it reads installed packages
     from (its fingerprint) and the ``src`` roots. ``fingerprints``: one run's, by environment (a run
     stats an environment's folders once, not once per file)."""
-    from .environment import fingerprint, for_file
+    from .settings.environment import fingerprint, for_file
 
     found = ""
     if path not in ("-", "<stdin>"):
@@ -170,7 +170,7 @@ def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...],
 
 def _project_index(job: Job):
     """The project index of the file (of ``--stdin-filename`` for stdin), summaries cached with results."""
-    from .environment import configure
+    from .settings.environment import configure
     from .semantic.project import ProjectIndex, configure_summary_cache
 
     configure_summary_cache(job.summary_cache)

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .codes import RULE_CODES
+from ..codes import RULE_CODES
 
 
 class ConfigError(Exception):

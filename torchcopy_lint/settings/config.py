@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-from .codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
+from ..codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
 from .python_env import environment_at
 
