@@ -12,7 +12,7 @@ import pytest
 
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.incremental_ast import IncrementalTree
-from torchcopy_lint.precheck import TooDeeplyNested, cpython_tree
+from torchcopy_lint.source.precheck import TooDeeplyNested, cpython_tree
 from torchcopy_lint.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.precheck import cpython_tree
+from torchcopy_lint.source.precheck import cpython_tree
 from torchcopy_lint import walk
 from torchcopy_lint.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES

@@ -19,7 +19,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Type, Union
 
 from .diagnostics import Diagnostic
-from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, gc_paused, syntax_error_diagnostic
+from .source.precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, gc_paused, syntax_error_diagnostic
 from .structure import Plan, plan as structural_plan
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from typing import Callable, List, Optional, Sequence, Tuple, Type
 
 from .diagnostics import Diagnostic
 from .edits import apply_fixes, compatible
-from .files import temp_prefix
+from .source.files import temp_prefix
 
 MAX_ROUNDS = 20
 

@@ -21,7 +21,7 @@ from .cst_parse import parse_module
 from .noqa import is_suppressed
 from .positions import (AstLines, StatementStarts, ast_statement_lines, positions_in_statements, positions_of,
                         statement_starts)
-from .precheck import cpython_tree
+from .source.precheck import cpython_tree
 from .prune import Pruned, prune_file
 from .reparse import Reparser
 from .fix_text import fix_edits

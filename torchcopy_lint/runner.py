@@ -28,7 +28,7 @@ from .codes import RULE_CODES as ALL_CODES
 from .codes import active_codes
 from .settings.config import Settings
 from .diagnostics import Diagnostic, failed_to_lint, internal_error, over_budget
-from .files import NotRegularFile, read_source
+from .source.files import NotRegularFile, read_source
 from .notebook import is_notebook
 from .progress import Progress
 
@@ -103,7 +103,7 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
 
 def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
     """TCL001 for a file Python cannot decode, also where no rule's trigger occurs (UTF-16, bad bytes)."""
-    from .precheck import decode_diagnostic
+    from .source.precheck import decode_diagnostic
 
     problem = decode_diagnostic(path, content)
     return [problem] if problem is not None else []
@@ -213,7 +213,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
                           uses=project.dependencies() if project is not None else {})
     from .edits import fixed_counts
     from .fixer import FixError, fix_with, write_atomically
-    from .precheck import call_with_deep_stack
+    from .source.precheck import call_with_deep_stack
 
     def lint(source: bytes, path: str = job.path) -> List[Diagnostic]:  # as the diagnostics were made
         return _lint_bytes(source, path, job.codes, project)  # (a notebook's: its cells' program)
@@ -295,7 +295,8 @@ def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
                 with sigint_deferred():
                     _rule_types(frozenset())
             elif count == 0:
-                from . import precheck, structure  # noqa: F401  (LibCST-free, every worker needs them)
+                from . import structure  # noqa: F401  (LibCST-free, every worker needs them)
+                from .source import precheck  # noqa: F401
         yield job
 
 

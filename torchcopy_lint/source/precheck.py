@@ -28,7 +28,7 @@ import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, List, Optional, Tuple, TypeVar, Union
 
-from .diagnostics import SYNTAX_ERROR_CODE, Diagnostic, file_diagnostic
+from ..diagnostics import SYNTAX_ERROR_CODE, Diagnostic, file_diagnostic
 
 T = TypeVar("T")
 
