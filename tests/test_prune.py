@@ -175,7 +175,7 @@ def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
     (semantic/classes.py returns): pruning keeps such a function whole where the file names it elsewhere
     (`sizes`, called below), and stubs it where no other statement holds its name as a name or an attribute
     (`unused_*`; a string is not a call)."""
-    from torchcopy_lint import structure
+    from torchcopy_lint.plan import structure
 
     source = (b"import torch\n__all__ = ['unused_3']  # a string names it, no code calls it\n\n"
               b"def sizes(n: int) -> torch.Tensor:\n    out = []\n    out.append(n)\n    return out\n\n\n"

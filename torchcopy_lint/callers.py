@@ -17,7 +17,7 @@ import re
 from typing import List, Optional, Pattern, Tuple
 
 from .codes import TRIGGERS, compile_trigger
-from .structure import line_starts
+from .plan.structure import line_starts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Type, Union
 
 from .diagnostics import Diagnostic
 from .source.precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, gc_paused, syntax_error_diagnostic
-from .structure import Plan, plan as structural_plan
+from .plan.structure import Plan, plan as structural_plan
 
 if TYPE_CHECKING:
     from .reparse import Reparser

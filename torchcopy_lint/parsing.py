@@ -27,7 +27,7 @@ from .reparse import Reparser
 from .fix_text import fix_edits
 from .rule import NodeFix, Rule, Violation, run_rules
 from .semantic.project import ProjectIndex
-from .structure import ALIAS_SHAPED, Plan
+from .plan.structure import ALIAS_SHAPED, Plan
 
 Source = Union[str, bytes]
 

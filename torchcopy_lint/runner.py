@@ -200,7 +200,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
     plan = None
     if active:
-        from .structure import plan_source  # LibCST-free: it decides whether LibCST is needed at all
+        from .plan.structure import plan_source  # LibCST-free: it decides whether LibCST is needed at all
 
         plan = plan_source(content, active)
     if plan is not None:
@@ -295,7 +295,7 @@ def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
                 with sigint_deferred():
                     _rule_types(frozenset())
             elif count == 0:
-                from . import structure  # noqa: F401  (LibCST-free, every worker needs them)
+                from .plan import structure  # noqa: F401  (LibCST-free, every worker needs them)
                 from .source import precheck  # noqa: F401
         yield job
 

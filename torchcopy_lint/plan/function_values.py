@@ -28,7 +28,7 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 from .binding_names import BINDERS, bindings
-from .codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
+from ..codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
 
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
 #: or UNKNOWN, whatever their operands are.

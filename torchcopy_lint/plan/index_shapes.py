@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from .codes import is_in_place
+from ..codes import is_in_place
 
 _BASIC_CONSTANTS = (int, type(None), type(Ellipsis))
 

@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 from .scope_groups import SCOPE_JOINED, scope_groups
 from .arguments import UNLESS, followed
 from .training import PLACED_CALLS
-from .codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
+from ..codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
                     compile_trigger)
 from .shapes import ALIAS_JOINS, Shape, shape_of
 
@@ -341,7 +341,7 @@ def plan_source(source: bytes, codes: Iterable[str]) -> Optional[Plan]:
     """``plan`` of ``source``, made on a deep stack without garbage collection (as the engine parses),
     before anything imports LibCST (the runner's worker: a file no rule can fire in never needs it).
     None when CPython's parser rejects the file (the engine then reports it, or leaves it to LibCST)."""
-    from .source.precheck import call_with_deep_stack, cpython_tree, gc_paused
+    from ..source.precheck import call_with_deep_stack, cpython_tree, gc_paused
 
     def make() -> Optional[Plan]:
         with gc_paused():
