@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst
 import pytest
 
-from torchcopy_lint import prune as prune_module
+from torchcopy_lint.parse import prune as prune_module
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 
@@ -155,7 +155,7 @@ def test_the_callers_kept_for_the_autograd_context():
     """callers.py: the methods that write `.data`, and (to a fixed point) those that call one on `self`."""
     import ast
 
-    from torchcopy_lint.callers import context_callers
+    from torchcopy_lint.parse.callers import context_callers
 
     source = (b"class M:\n    def reset(self):\n        self.w.data.zero_()\n\n    def tie(self):\n        self.reset()\n\n"
               b"    def post_init(self):\n        self.tie()\n\n    def other(self):\n        self.forward(1)\n\n"

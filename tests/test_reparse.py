@@ -12,7 +12,7 @@ import pytest
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.source.precheck import cpython_tree
 from torchcopy_lint import walk
-from torchcopy_lint.reparse import Reparser
+from torchcopy_lint.parse.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 
 from _support import ROOT, real_files

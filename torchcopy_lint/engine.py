@@ -23,7 +23,7 @@ from .source.precheck import call_with_deep_stack, cpython_tree, decode_diagnost
 from .plan.structure import Plan, plan as structural_plan
 
 if TYPE_CHECKING:
-    from .reparse import Reparser
+    from .parse.reparse import Reparser
     from .rule import Rule
     from .semantic.project import ProjectIndex
 

@@ -24,7 +24,7 @@ from typing import Iterator, List, Optional, Tuple, Type
 from . import __version__
 from .codes import RULE_CODES, may_match
 from .settings.config import Settings, settings_for
-from .prune import declares_utf8
+from .parse.prune import declares_utf8
 
 
 class TorchCopyLintPlugin:

@@ -20,7 +20,7 @@ import libcst as cst
 from . import codes
 from .diagnostics import Applicability
 from .imports import ImportMap
-from .positions import holder_of
+from .parse.positions import holder_of
 from .semantic import Binding, GraphContext, Grad, Kind, Loop, Read, SemanticModel, Value
 from .semantic.project import ProjectIndex
 from .walk import child_fields, is_node_type

@@ -170,7 +170,7 @@ _OPEN_DOCUMENTS = 16
 
 def _reparser(path: str):
     """The document's Reparser: an edit re-parses only the top-level statements it touched."""
-    from ..reparse import Reparser
+    from ..parse.reparse import Reparser
 
     found = _reparsers.pop(path, None) or Reparser()
     _reparsers[path] = found

@@ -16,8 +16,8 @@ import ast
 import re
 from typing import List, Optional, Pattern, Tuple
 
-from .codes import TRIGGERS, compile_trigger
-from .plan.structure import line_starts
+from ..codes import TRIGGERS, compile_trigger
+from ..plan.structure import line_starts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")

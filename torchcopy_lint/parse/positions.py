@@ -21,7 +21,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState  # private, but stable across 1.x (pinned <2)
 from libcst.metadata import CodePosition, CodeRange
 
-from .walk import StatementMemo
+from ..walk import StatementMemo
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 

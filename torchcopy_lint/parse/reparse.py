@@ -29,7 +29,7 @@ from libcst._parser.types.config import PartialParserConfig
 
 from .cst_parse import parse_module
 from .incremental_ast import IncrementalTree
-from .walk import block_paths
+from ..walk import block_paths
 
 Source = Union[str, bytes]
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")

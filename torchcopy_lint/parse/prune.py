@@ -32,7 +32,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Collection, List, Optional, Sequence, Tuple
 
-from .source.precheck import compiler_warnings_ignored
+from ..source.precheck import compiler_warnings_ignored
 
 Matcher = Callable[[bytes], bool]
 NodeMatcher = Callable[[bytes, ast.AST], bool]  # a segment's text and its node (structure.py refines by shape)

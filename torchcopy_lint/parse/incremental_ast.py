@@ -32,7 +32,7 @@ import ast
 from bisect import bisect_right
 from typing import List, Optional, Tuple
 
-from .source.precheck import cpython_tree
+from ..source.precheck import cpython_tree
 from .prune import declares_utf8
 
 
