@@ -186,7 +186,7 @@ def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
     full = lint_source(source, "s.py", ALL_RULES, prune=False)
     assert full == [] and lint_source(source, "s.py", ALL_RULES, prune=True) == full  # `sizes` kept: no TCL101
     plan = structure.plan(__import__("ast").parse(source), source, ["TCL101"])
-    from torchcopy_lint.parsing import _segment_matcher
+    from torchcopy_lint.rulepass.parsing import _segment_matcher
     from torchcopy_lint.rules import RULES_BY_CODE
     pruned = prune_module.prune_file(source, _segment_matcher([RULES_BY_CODE["TCL101"]], plan), plan.tree)
     assert pruned is not None and b"out.append(n)" in pruned.text and b"b = a + 1" not in pruned.text

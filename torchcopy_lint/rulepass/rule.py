@@ -17,13 +17,13 @@ from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Ty
 
 import libcst as cst
 
-from . import codes
-from .diagnostics import Applicability
-from .imports import ImportMap
-from .parse.positions import holder_of
-from .semantic import Binding, GraphContext, Grad, Kind, Loop, Read, SemanticModel, Value
-from .semantic.project import ProjectIndex
-from .walk import child_fields, is_node_type
+from .. import codes
+from ..diagnostics import Applicability
+from ..imports import ImportMap
+from ..parse.positions import holder_of
+from ..semantic import Binding, GraphContext, Grad, Kind, Loop, Read, SemanticModel, Value
+from ..semantic.project import ProjectIndex
+from ..walk import child_fields, is_node_type
 
 Source = Union[str, bytes]
 

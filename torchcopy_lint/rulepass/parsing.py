@@ -17,17 +17,17 @@ from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Tuple, Ty
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
-from .parse.cst_parse import parse_module
+from ..parse.cst_parse import parse_module
 from .noqa import is_suppressed
-from .parse.positions import (AstLines, StatementStarts, ast_statement_lines, positions_in_statements, positions_of,
+from ..parse.positions import (AstLines, StatementStarts, ast_statement_lines, positions_in_statements, positions_of,
                         statement_starts)
-from .source.precheck import cpython_tree
-from .parse.prune import Pruned, prune_file
-from .parse.reparse import Reparser
+from ..source.precheck import cpython_tree
+from ..parse.prune import Pruned, prune_file
+from ..parse.reparse import Reparser
 from .fix_text import fix_edits
 from .rule import NodeFix, Rule, Violation, run_rules
-from .semantic.project import ProjectIndex
-from .plan.structure import ALIAS_SHAPED, Plan
+from ..semantic.project import ProjectIndex
+from ..plan.structure import ALIAS_SHAPED, Plan
 
 Source = Union[str, bytes]
 
@@ -124,7 +124,7 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
             not by_shape or plan is not None and by_shape <= ALIAS_SHAPED):
         callers = None
         if prune and plan is not None and any(r.code in _DATA_WRITE_RULES for r in active):
-            from .parse.callers import context_callers
+            from ..parse.callers import context_callers
 
             callers = context_callers(tree, source)
         blank = _segment_matcher(active, plan, by_shape, callers) if prune else None

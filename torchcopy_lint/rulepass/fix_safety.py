@@ -12,10 +12,10 @@ from typing import List
 
 import libcst as cst
 
-from .diagnostics import Applicability, Diagnostic, Fix
+from ..diagnostics import Applicability, Diagnostic, Fix
 from .parsing import ParsedFile
 from .rule import NodeFix
-from .walk import every_descendant
+from ..walk import every_descendant
 
 
 def _comments(node: cst.CSTNode) -> List[str]:

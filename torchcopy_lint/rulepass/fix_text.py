@@ -19,7 +19,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState  # private, but stable across 1.x (pinned <2)
 from libcst.metadata import CodePosition, CodeRange
 
-from .parse.positions import _NEWLINE, _TargetPositions
+from ..parse.positions import _NEWLINE, _TargetPositions
 from .rule import NodeFix
 
 Extent = Tuple[CodeRange, Tuple[str, ...]]  # all of a node's code, and the indentation of the block it is in
