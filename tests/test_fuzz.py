@@ -18,7 +18,7 @@ from typing import Dict, List
 import pytest
 
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.fixer import fix_source
+from torchcopy_lint.fixing.fixer import fix_source
 from torchcopy_lint.source.precheck import call_with_deep_stack
 from torchcopy_lint.rules import ALL_RULES
 

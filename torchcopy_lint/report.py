@@ -63,8 +63,8 @@ def _print_fixed(report, err) -> None:
 
 def add_noqa_directives(diagnostics: Sequence[Diagnostic], quiet: bool = False) -> bool:
     """``--add-noqa`` over a run's remaining findings; True if a file could not be rewritten."""
-    from .add_noqa import add_noqa_to_source
-    from .fixer import write_atomically
+    from .fixing.add_noqa import add_noqa_to_source
+    from .fixing.fixer import write_atomically
 
     by_file: Dict[str, Dict[int, Set[str]]] = {}
     for d in diagnostics:

@@ -127,7 +127,7 @@ def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
-    from .edits import applies
+    from .fixing.edits import applies
 
     return any(applies(d, unsafe) for d in diagnostics)
 
@@ -211,8 +211,8 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
-    from .edits import fixed_counts
-    from .fixer import FixError, fix_with, write_atomically
+    from .fixing.edits import fixed_counts
+    from .fixing.fixer import FixError, fix_with, write_atomically
     from .source.precheck import call_with_deep_stack
 
     def lint(source: bytes, path: str = job.path) -> List[Diagnostic]:  # as the diagnostics were made

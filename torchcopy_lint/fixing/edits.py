@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
-from .diagnostics import Applicability, Diagnostic, Fix
+from ..diagnostics import Applicability, Diagnostic, Fix
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

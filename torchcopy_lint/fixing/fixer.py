@@ -19,9 +19,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple, Type
 
-from .diagnostics import Diagnostic
+from ..diagnostics import Diagnostic
 from .edits import apply_fixes, compatible
-from .source.files import temp_prefix
+from ..source.files import temp_prefix
 
 MAX_ROUNDS = 20
 
@@ -74,7 +74,7 @@ def fix_round(source: bytes, diagnostics: Sequence[Diagnostic], unsafe: bool) ->
 def fix_source(source: bytes, rule_types: Sequence[Type], unsafe: bool = False, path: str = "",
                **options) -> FixResult:
     """``fix_with`` the engine's lint of ``path`` (its project index unless ``options`` give ``project``)."""
-    from .engine import lint_source
+    from ..engine import lint_source
 
     return fix_with(source, lambda text: lint_source(text, path, rule_types, **options), unsafe)
 

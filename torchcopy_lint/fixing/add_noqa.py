@@ -14,7 +14,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from .rulepass.noqa import NOQA_RE, noqa_codes
+from ..rulepass.noqa import NOQA_RE, noqa_codes
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
 
