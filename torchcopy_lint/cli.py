@@ -135,7 +135,7 @@ def _lint(args: argparse.Namespace) -> int:
     if args.show_settings:
         return show_settings(settings, args.paths[0] if args.paths != ["-"] else args.stdin_filename or "-")
 
-    from .runner import run
+    from .run.runner import run
 
     mode = "diff" if args.diff else "fix" if args.fix else "check"
     stdin = None

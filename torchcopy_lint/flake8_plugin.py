@@ -46,7 +46,7 @@ class TorchCopyLintPlugin:
         text = "".join(self.lines)
         if not any(may_match(code, text) for code in codes):
             return  # no enabled rule can match: LibCST is not even imported
-        from .guard import lint_in_host
+        from .run.guard import lint_in_host
         from .rules import RULES_BY_CODE
 
         head = "".join(self.lines[:2]).encode("utf-8", "replace")

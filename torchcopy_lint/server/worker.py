@@ -160,7 +160,7 @@ def declared_encoding(text: str) -> str:
 
 
 def _rule_types(codes: FrozenSet[str]):
-    from ..runner import _rule_types as rule_types
+    from ..run.runner import _rule_types as rule_types
 
     return rule_types(codes)
 
@@ -182,7 +182,7 @@ def _reparser(path: str):
 
 @lru_cache(maxsize=16)
 def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
-    from ..guard import lint_in_host  # engine.lint_source; a bug of ours becomes TCL003, never an exception
+    from ..run.guard import lint_in_host  # engine.lint_source; a bug of ours becomes TCL003, never an exception
 
     # no pruning: the reparser re-uses whole statements of the full text, which pays more on an edit
     return lint_in_host(source, path, _rule_types(codes), prune=False, reparser=_reparser(path))

@@ -22,14 +22,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .cache import ResultCache, cache_key, dependencies_current
-from .codes import READ_ERROR_CODE
-from .codes import RULE_CODES as ALL_CODES
-from .codes import active_codes
-from .settings.config import Settings
-from .diagnostics import Diagnostic, failed_to_lint, internal_error, over_budget
-from .source.files import NotRegularFile, read_source
-from .notebook import is_notebook
+from ..cache import ResultCache, cache_key, dependencies_current
+from ..codes import READ_ERROR_CODE
+from ..codes import RULE_CODES as ALL_CODES
+from ..codes import active_codes
+from ..settings.config import Settings
+from ..diagnostics import Diagnostic, failed_to_lint, internal_error, over_budget
+from ..source.files import NotRegularFile, read_source
+from ..notebook import is_notebook
 from .progress import Progress
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
@@ -91,7 +91,7 @@ def discover(paths: Sequence[str], settings: Settings) -> List[str]:
 
 
 def _rule_types(codes: FrozenSet[str]):
-    from .rules import RULES_BY_CODE
+    from ..rules import RULES_BY_CODE
 
     return [RULES_BY_CODE[c] for c in ALL_CODES if c in codes]
 
@@ -103,7 +103,7 @@ def _read_error(path: str, error: BaseException) -> Diagnostic:
 
 def _undecodable(path: str, content: bytes) -> List[Diagnostic]:
     """TCL001 for a file Python cannot decode, also where no rule's trigger occurs (UTF-16, bad bytes)."""
-    from .source.precheck import decode_diagnostic
+    from ..source.precheck import decode_diagnostic
 
     problem = decode_diagnostic(path, content)
     return [problem] if problem is not None else []
@@ -114,20 +114,20 @@ def _lint_bytes(content: bytes, path: str, codes: FrozenSet[str], project=None,
     """``active``: the prefilter's answer for ``content`` (``active_codes``) when the caller has it;
     ``plan``: the structural prefilter's (structure.py), which narrowed ``active`` already."""
     if notebook:  # the prefilter runs on the cells' program: JSON escapes can hide trigger text
-        from .notebook import lint_notebook
+        from ..notebook import lint_notebook
 
         return lint_notebook(content, path, _rule_types(codes), project=project)
     if active is None:
         active = active_codes(content, codes)
     if not active:
         return _undecodable(path, content)  # the engine (and LibCST) is not even imported
-    from .engine import lint_source
+    from ..engine import lint_source
 
     return lint_source(content, path, _rule_types(active), project=project, prefiltered=True, plan=plan)
 
 
 def _has_applicable_fix(diagnostics: Iterable[Diagnostic], unsafe: bool) -> bool:
-    from .fixing.edits import applies
+    from ..fixing.edits import applies
 
     return any(applies(d, unsafe) for d in diagnostics)
 
@@ -154,7 +154,7 @@ def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...],
     """What a lint of ``path`` depends on besides files: the environment it reads installed packages
     from (its fingerprint) and the ``src`` roots. ``fingerprints``: one run's, by environment (a run
     stats an environment's folders once, not once per file)."""
-    from .settings.environment import fingerprint, for_file
+    from ..settings.environment import fingerprint, for_file
 
     found = ""
     if path not in ("-", "<stdin>"):
@@ -170,8 +170,8 @@ def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...],
 
 def _project_index(job: Job):
     """The project index of the file (of ``--stdin-filename`` for stdin), summaries cached with results."""
-    from .settings.environment import configure
-    from .semantic.project import ProjectIndex, configure_summary_cache
+    from ..settings.environment import configure
+    from ..semantic.project import ProjectIndex, configure_summary_cache
 
     configure_summary_cache(job.summary_cache)
     configure(job.python, job.src)
@@ -200,7 +200,7 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
     plan = None
     if active:
-        from .plan.structure import plan_source  # LibCST-free: it decides whether LibCST is needed at all
+        from ..plan.structure import plan_source  # LibCST-free: it decides whether LibCST is needed at all
 
         plan = plan_source(content, active)
     if plan is not None:
@@ -211,16 +211,16 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
     if job.mode == "check" or not _has_applicable_fix(diagnostics, job.unsafe):
         return FileReport(job.path, diagnostics, content=content if job.path == "-" else None, key=key,
                           uses=project.dependencies() if project is not None else {})
-    from .fixing.edits import fixed_counts
-    from .fixing.fixer import FixError, fix_with, write_atomically
-    from .source.precheck import call_with_deep_stack
+    from ..fixing.edits import fixed_counts
+    from ..fixing.fixer import FixError, fix_with, write_atomically
+    from ..source.precheck import call_with_deep_stack
 
     def lint(source: bytes, path: str = job.path) -> List[Diagnostic]:  # as the diagnostics were made
         return _lint_bytes(source, path, job.codes, project)  # (a notebook's: its cells' program)
 
     try:
         if job.notebook:
-            from .notebook import fix_notebook, notebook_diff as diff
+            from ..notebook import fix_notebook, notebook_diff as diff
 
             result = call_with_deep_stack(fix_notebook, content, job.path, lint, job.unsafe)
         else:
@@ -295,8 +295,8 @@ def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
                 with sigint_deferred():
                     _rule_types(frozenset())
             elif count == 0:
-                from .plan import structure  # noqa: F401  (LibCST-free, every worker needs them)
-                from .source import precheck  # noqa: F401
+                from ..plan import structure  # noqa: F401  (LibCST-free, every worker needs them)
+                from ..source import precheck  # noqa: F401
         yield job
 
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Type, Union
 
-from .diagnostics import Diagnostic, internal_error
+from ..diagnostics import Diagnostic, internal_error
 
 
 def lint_in_host(source: Union[str, bytes], path: str, rule_types: Optional[Sequence[Type]] = None,
                  **options: Any) -> List[Diagnostic]:
     """``engine.lint_source`` (all rules by default; ``options`` go to it) that reports, never raises."""
     try:
-        from .engine import lint_source
+        from ..engine import lint_source
 
         if rule_types is None:
-            from .rules import ALL_RULES as rule_types
+            from ..rules import ALL_RULES as rule_types
         return lint_source(source, path, rule_types, **options)
     except Exception as error:  # a bug of ours must not take the editor or flake8 down
         return [internal_error(path, error)]

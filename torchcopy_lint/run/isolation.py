@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, TypeVar
 
-from .source.files import remove_temp_files
+from ..source.files import remove_temp_files
 
 J = TypeVar("J")
 R = TypeVar("R")
