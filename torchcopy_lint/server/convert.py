@@ -16,7 +16,7 @@ from pygls.workspace.position_codec import PositionCodec
 from .. import codes
 from ..diagnostics import Applicability, Diagnostic
 from ..fixing.edits import apply_fixes
-from ..ruledocs import doc_uri, rule_name
+from ..output.ruledocs import doc_uri, rule_name
 
 SOURCE = "torchcopy-lint"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from typing import Dict, List, Sequence, Set
 
-from .codes import META_CODES
-from .diagnostics import Applicability, Diagnostic
+from ..codes import META_CODES
+from ..diagnostics import Applicability, Diagnostic
 
 
 def _plural(n: int, word: str, suffix: str = "s") -> str:
@@ -63,8 +63,8 @@ def _print_fixed(report, err) -> None:
 
 def add_noqa_directives(diagnostics: Sequence[Diagnostic], quiet: bool = False) -> bool:
     """``--add-noqa`` over a run's remaining findings; True if a file could not be rewritten."""
-    from .fixing.add_noqa import add_noqa_to_source
-    from .fixing.fixer import write_atomically
+    from ..fixing.add_noqa import add_noqa_to_source
+    from ..fixing.fixer import write_atomically
 
     by_file: Dict[str, Dict[int, Set[str]]] = {}
     for d in diagnostics:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 from urllib.parse import quote
 
-from . import __version__
-from .codes import ALL_CODES, META_CODES, severity
-from .diagnostics import Diagnostic
+from .. import __version__
+from ..codes import ALL_CODES, META_CODES, severity
+from ..diagnostics import Diagnostic
 from .ruledocs import code_name, doc_page
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -27,7 +27,7 @@ SRCROOT = "%SRCROOT%"
 def _description(code: str) -> str:
     if code in META_CODES:
         return META_CODES[code][:1].upper() + META_CODES[code][1:] + "."
-    from .rules import RULES_BY_CODE
+    from ..rules import RULES_BY_CODE
 
     rule = RULES_BY_CODE.get(code)
     return rule.message if rule is not None else code

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Callable, Dict, List, Sequence
 
-from .codes import severity
-from .diagnostics import Applicability, Diagnostic
+from ..codes import severity
+from ..diagnostics import Applicability, Diagnostic
 
 
 def fixable(d: Diagnostic, unsafe: bool) -> bool:

@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from .codes import META_NAMES
+from ..codes import META_NAMES
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package: docs/ is inside it (wheel) or beside it
 
 
 @lru_cache(maxsize=None)
@@ -42,7 +42,7 @@ def doc_uri(code: str) -> Optional[str]:
 @lru_cache(maxsize=None)
 def rule_name(code: str) -> Optional[str]:
     """The rule's name (``tensor-copy-construct``); None for meta codes. Imports the rules (LibCST)."""
-    from .rules import RULES_BY_CODE
+    from ..rules import RULES_BY_CODE
 
     rule = RULES_BY_CODE.get(code)
     return rule.name if rule is not None else None
