@@ -38,7 +38,7 @@ def _incremental(trees: IncrementalTree, source: bytes) -> Optional[str]:
 
 
 def _files() -> List[Path]:
-    return real_files(sorted((ROOT / "torchcopy_lint").glob("*.py")), optim=20, modules=12)
+    return real_files(sorted((ROOT / "torchcopy_lint").rglob("*.py")), optim=20, modules=12)
 
 
 _LETTERS, _OTHERS = b"abcdefghijklmnop", b"qrstuvwxyz"
