@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES, active_codes  # noqa: E402
-from torchcopy_lint.parsing import _segment_matcher  # noqa: E402
-from torchcopy_lint.prune import prune_file  # noqa: E402
+from torchcopy_lint.rulepass.parsing import _segment_matcher  # noqa: E402
+from torchcopy_lint.parse.prune import prune_file  # noqa: E402
 from torchcopy_lint.rules import RULES_BY_CODE  # noqa: E402
-from torchcopy_lint.structure import plan  # noqa: E402
+from torchcopy_lint.plan.structure import plan  # noqa: E402
 
 _SPACE = re.compile(rb"\s")
 

@@ -20,10 +20,10 @@ import time
 
 import nbformat
 
-from torchcopy_lint.config import Settings
+from torchcopy_lint.settings.config import Settings
 from torchcopy_lint.notebook import NotebookError, read_notebook
 from torchcopy_lint.notebook.ipynb import _layout
-from torchcopy_lint.runner import run
+from torchcopy_lint.run.runner import run
 
 
 def main(roots) -> int:

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from corpus import default_dest  # noqa: E402
 
-from torchcopy_lint import structure  # noqa: E402
+from torchcopy_lint.plan import structure  # noqa: E402
 from torchcopy_lint.codes import active_codes  # noqa: E402
 from torchcopy_lint.engine import lint_source  # noqa: E402
-from torchcopy_lint.precheck import cpython_tree  # noqa: E402
+from torchcopy_lint.source.precheck import cpython_tree  # noqa: E402
 from torchcopy_lint.rules import RULES_BY_CODE  # noqa: E402
 
 

@@ -16,7 +16,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torchcopy_lint import cli, engine, fixer  # noqa: E402
+from torchcopy_lint import cli, engine  # noqa: E402
+from torchcopy_lint.fixing import fixer  # noqa: E402
 
 _real_lint_source = engine.lint_source
 

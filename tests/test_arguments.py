@@ -9,7 +9,7 @@ import ast
 
 import pytest
 
-from torchcopy_lint import structure
+from torchcopy_lint.plan import structure
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 

@@ -186,7 +186,7 @@ def test_readme_select_ignore_example_does_something(tmp_path, cli):
 
 def test_noqa_line_is_the_add_noqa_edit_of_one_line():
     """The editor's "disable for this line" (server) and ``--add-noqa`` share add_noqa.noqa_line."""
-    from torchcopy_lint.add_noqa import noqa_line
+    from torchcopy_lint.fixing.add_noqa import noqa_line
 
     text = 's = "# noqa: E1"; y = t.clone().detach()\nz = t.clone().detach()  # noqa:E501\nw = 1  # noqa\nq = "a\\\n"\n'
     assert noqa_line(text, 1, ["TCL103"]) == 's = "# noqa: E1"; y = t.clone().detach()  # noqa: TCL103'  # not inside the string

@@ -12,8 +12,8 @@ import pytest
 
 from _support import ROOT
 from torchcopy_lint.codes import DEFAULT_CODES, RULE_CODES
-from torchcopy_lint.config import ConfigError, Selection, Settings, load_settings
-from torchcopy_lint.config_schema import OPTIONS
+from torchcopy_lint.settings.config import ConfigError, Selection, Settings, load_settings
+from torchcopy_lint.settings.config_schema import OPTIONS
 
 HAZARD = b"import torch\nx = torch.randn(3, requires_grad=True)\ny = x.clone().detach()\nz = torch.tensor(x)\n"
 
@@ -164,7 +164,7 @@ def test_config_on_old_python(version, tmp_path, request):
     _pyproject(tmp_path, 'ignore = ["TCL103"]')
     run = lambda: subprocess.run([python, "-m", "torchcopy_lint", "--no-cache", "a.py"],  # noqa: E731
                                  capture_output=True, cwd=tmp_path, env=env)
-    probe = subprocess.run([python, "-c", "import sys, torchcopy_lint.config as c; "
+    probe = subprocess.run([python, "-c", "import sys, torchcopy_lint.settings.config as c; "
                             "print(sys.version_info[:2], c._toml_module().__name__)"],
                            capture_output=True, text=True, env=env)
     assert probe.stdout.split(")")[-1].strip() == "tomli", probe.stdout + probe.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from torchcopy_lint import cst_parse
+from torchcopy_lint.parse import cst_parse
 
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 

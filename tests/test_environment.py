@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from torchcopy_lint import environment
-from torchcopy_lint.config import load_settings
+from torchcopy_lint.settings import environment
+from torchcopy_lint.settings.config import load_settings
 
 
 def make_venv(prefix: Path, version: str = "3.11", cfg: str = "") -> Path:

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-from torchcopy_lint.edits import applies
+from torchcopy_lint.fixing.edits import applies
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.fixer import fix_source
+from torchcopy_lint.fixing.fixer import fix_source
 from torchcopy_lint.rules import ALL_RULES
 
 MODEL = '''import torch.nn as nn

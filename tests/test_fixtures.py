@@ -9,9 +9,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from torchcopy_lint.edits import applies
+from torchcopy_lint.fixing.edits import applies
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.fixer import fix_source
+from torchcopy_lint.fixing.fixer import fix_source
 from torchcopy_lint.rules import ALL_RULES
 
 from _support import fixture_inputs

@@ -79,7 +79,7 @@ def test_flake8_reports_a_broken_config_without_traceback(tmp_path):
 
 
 def test_settings_are_cached_per_directory_and_follow_edits(tmp_path):
-    from torchcopy_lint.config import settings_for
+    from torchcopy_lint.settings.config import settings_for
 
     (tmp_path / "pyproject.toml").write_bytes(b'[tool.torchcopy-lint]\nignore = ["TCL101"]\n')
     (tmp_path / "sub").mkdir()

@@ -18,8 +18,8 @@ from typing import Dict, List
 import pytest
 
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.fixer import fix_source
-from torchcopy_lint.precheck import call_with_deep_stack
+from torchcopy_lint.fixing.fixer import fix_source
+from torchcopy_lint.source.precheck import call_with_deep_stack
 from torchcopy_lint.rules import ALL_RULES
 
 HAZARDS = b"\nimport torch\nt = torch.zeros(3, requires_grad=True)\nu = t.clone().detach()\nv = torch.tensor(t)\n"

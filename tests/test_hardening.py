@@ -172,7 +172,7 @@ def test_undecodable_files_are_never_clean(source, reason):
     "x = 'é'\n".encode(),
 ])
 def test_decodable_files_are_not_reported(source):
-    from torchcopy_lint.precheck import decode_problem
+    from torchcopy_lint.source.precheck import decode_problem
 
     assert decode_problem(source) is None
 
@@ -258,7 +258,7 @@ def test_the_compilers_warnings_about_a_linted_file_are_not_printed(tmp_path):
     `<unknown>:2: SyntaxWarning: ...` from 3.12): about the user's file, not this tool's to print."""
     import warnings
 
-    from torchcopy_lint.precheck import cpython_tree
+    from torchcopy_lint.source.precheck import cpython_tree
     from torchcopy_lint.semantic.summaries import summarize
 
     source = b'import torch\nx = "\\d"\ny = torch.tensor(torch.zeros(2))\n'

@@ -1,5 +1,7 @@
 """No import circle in the package: every import (module level, in a function, under
-``TYPE_CHECKING``) is read with ``ast`` and the import graph must have no cycle.
+``TYPE_CHECKING``) is read with ``ast`` and the import graph must have no cycle; nor may the graph
+of its parts (each subpackage, each module directly in the package: ``package_graph``), so that
+imports between the pipeline's stages run one way (README.md's "Layout").
 
 An edge ``a -> b`` is any import in ``a`` that names the package module ``b``: ``import p.b``,
 ``from p import b`` / ``from . import b`` (``b`` a submodule), ``from p.b import name`` /
@@ -117,6 +119,20 @@ def cycles(graph: Graph) -> List[List[str]]:
     return found
 
 
+def package_graph(graph: Graph) -> Graph:
+    """``graph`` with each part of the package as one node: a subpackage (all modules under it) or a
+    module directly in the package. An edge between two parts keeps the imports that make it."""
+    def part(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    parts: Graph = {part(name): {} for name in graph}
+    for source, targets in graph.items():
+        for target in targets:
+            if part(source) != part(target):
+                parts[part(source)].setdefault(part(target), []).append(f"{source} -> {target}")
+    return parts
+
+
 def _describe(graph: Graph, component: List[str]) -> str:
     inside = set(component)
     edges = [f"{a} -> {b} (line {', '.join(map(str, sorted(set(lines))))})"
@@ -129,6 +145,15 @@ def test_package_has_no_import_cycle():
     assert len(graph) > 50 and sum(len(t) for t in graph.values()) > 100  # the whole package was read
     found = cycles(graph)
     assert not found, "import cycles:\n  " + "\n\n  ".join(_describe(graph, c) for c in found)
+
+
+def test_imports_between_the_packages_parts_run_one_way():
+    parts = package_graph(import_graph(PACKAGE))
+    assert len(parts) > 15 and sum(len(t) for t in parts.values()) > 50  # subpackages and modules were read
+    found = cycles(parts)
+    detail = ["\n  ".join(f"{a} -> {b}: " + "; ".join(sorted(set(parts[a][b])))
+                          for a in c for b in sorted(parts[a]) if b in c) for c in found]
+    assert not found, "parts of the package that import each other:\n  " + "\n\n  ".join(detail)
 
 
 def _write(root: Path, files: Dict[str, str]) -> Path:
@@ -166,3 +191,22 @@ def test_parent_package_and_self_imports(tmp_path):
     assert graph["pkg.b"] == {"pkg": [1]}
     assert graph["pkg.a"] == {}  # the implicit import of its parent package is no edge
     assert cycles(graph) == [["pkg.c"]]
+
+
+def test_parts_that_import_each_other_without_a_module_cycle(tmp_path):
+    package = _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low/__init__.py": "",
+        "pkg/low/a.py": "from ..high import c\n",
+        "pkg/low/b.py": "",
+        "pkg/high/__init__.py": "",
+        "pkg/high/c.py": "",
+        "pkg/high/d.py": "from ..low import b\nfrom .. import top\n",
+        "pkg/top.py": "",
+    })
+    graph = import_graph(package)
+    assert cycles(graph) == []  # no module imports itself through others
+    parts = package_graph(graph)
+    assert parts["pkg.low"] == {"pkg.high": ["pkg.low.a -> pkg.high.c"]}
+    assert parts["pkg.high"] == {"pkg.low": ["pkg.high.d -> pkg.low.b"], "pkg.top": ["pkg.high.d -> pkg.top"]}
+    assert cycles(parts) == [["pkg.high", "pkg.low"]]

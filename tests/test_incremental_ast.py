@@ -11,9 +11,9 @@ from typing import List, Optional
 import pytest
 
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.incremental_ast import IncrementalTree
-from torchcopy_lint.precheck import TooDeeplyNested, cpython_tree
-from torchcopy_lint.reparse import Reparser
+from torchcopy_lint.parse.incremental_ast import IncrementalTree
+from torchcopy_lint.source.precheck import TooDeeplyNested, cpython_tree
+from torchcopy_lint.parse.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 
 from _support import ROOT, real_files
@@ -38,7 +38,7 @@ def _incremental(trees: IncrementalTree, source: bytes) -> Optional[str]:
 
 
 def _files() -> List[Path]:
-    return real_files(sorted((ROOT / "torchcopy_lint").glob("*.py")), optim=20, modules=12)
+    return real_files(sorted((ROOT / "torchcopy_lint").rglob("*.py")), optim=20, modules=12)
 
 
 _LETTERS, _OTHERS = b"abcdefghijklmnop", b"qrstuvwxyz"
@@ -145,7 +145,7 @@ def test_the_engine_with_a_document_reparser_reports_as_without():
 
 
 def test_a_big_text_is_compiled_whole_and_its_tree_not_kept(monkeypatch):
-    import torchcopy_lint.incremental_ast as incremental
+    import torchcopy_lint.parse.incremental_ast as incremental
 
     monkeypatch.setattr(incremental, "KEEP_MAX", len(HEAD) - 1)
     trees = IncrementalTree()

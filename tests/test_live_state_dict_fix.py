@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.fixer import fix_source
+from torchcopy_lint.fixing.fixer import fix_source
 from torchcopy_lint.rules import RULES_BY_CODE
 
 RULE = [RULES_BY_CODE["TCL109"]]

@@ -13,10 +13,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from torchcopy_lint.config import Settings
+from torchcopy_lint.settings.config import Settings
 from torchcopy_lint.diagnostics import Diagnostic
 from torchcopy_lint.notebook import NotebookError, read_notebook
-from torchcopy_lint.runner import run
+from torchcopy_lint.run.runner import run
 
 CELLS = [
     ("code", "import torch\n%matplotlib inline\nx = torch.randn(3, requires_grad=True)"),

@@ -189,7 +189,7 @@ def test_random_cells_never_crash_and_keep_shapes():
     """Derandomized: cells drawn from a pool of tricky lines; lint and fix never raise, shapes are kept."""
     import random
 
-    from torchcopy_lint.fixer import FixError
+    from torchcopy_lint.fixing.fixer import FixError
 
     rng = random.Random(12)
     fixed = 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from torchcopy_lint.codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
-from torchcopy_lint.config import Selection, Settings
+from torchcopy_lint.settings.config import Selection, Settings
 
 from _support import ROOT, run_cli
 

@@ -11,8 +11,8 @@ import pytest
 from _support import ROOT
 from torchcopy_lint.codes import ALL_CODES, META_CODES, RULE_CODES, severity
 from torchcopy_lint.diagnostics import Diagnostic
-from torchcopy_lint.output import escape_data, escape_property, format_github
-from torchcopy_lint.ruledocs import code_name
+from torchcopy_lint.output.formats import escape_data, escape_property, format_github
+from torchcopy_lint.output.ruledocs import code_name
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
 

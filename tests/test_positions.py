@@ -10,7 +10,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchcopy_lint.engine import parse
-from torchcopy_lint.positions import positions_in_statements, positions_of
+from torchcopy_lint.parse.positions import positions_in_statements, positions_of
 from torchcopy_lint.rules import ALL_RULES
 
 from _support import ROOT, fixture_inputs

@@ -506,7 +506,7 @@ _STAR_USER = (
 
 def _star_codes(root: Path, name: str = "train.py") -> list:
     from torchcopy_lint.codes import DEFAULT_CODES
-    from torchcopy_lint.runner import _lint_bytes
+    from torchcopy_lint.run.runner import _lint_bytes
 
     path = root / name
     return [d.code for d in _lint_bytes(path.read_bytes(), str(path), frozenset(DEFAULT_CODES))]

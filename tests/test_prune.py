@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst
 import pytest
 
-from torchcopy_lint import prune as prune_module
+from torchcopy_lint.parse import prune as prune_module
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 
@@ -155,7 +155,7 @@ def test_the_callers_kept_for_the_autograd_context():
     """callers.py: the methods that write `.data`, and (to a fixed point) those that call one on `self`."""
     import ast
 
-    from torchcopy_lint.callers import context_callers
+    from torchcopy_lint.parse.callers import context_callers
 
     source = (b"class M:\n    def reset(self):\n        self.w.data.zero_()\n\n    def tie(self):\n        self.reset()\n\n"
               b"    def post_init(self):\n        self.tie()\n\n    def other(self):\n        self.forward(1)\n\n"
@@ -175,7 +175,7 @@ def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
     (semantic/classes.py returns): pruning keeps such a function whole where the file names it elsewhere
     (`sizes`, called below), and stubs it where no other statement holds its name as a name or an attribute
     (`unused_*`; a string is not a call)."""
-    from torchcopy_lint import structure
+    from torchcopy_lint.plan import structure
 
     source = (b"import torch\n__all__ = ['unused_3']  # a string names it, no code calls it\n\n"
               b"def sizes(n: int) -> torch.Tensor:\n    out = []\n    out.append(n)\n    return out\n\n\n"
@@ -186,7 +186,7 @@ def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
     full = lint_source(source, "s.py", ALL_RULES, prune=False)
     assert full == [] and lint_source(source, "s.py", ALL_RULES, prune=True) == full  # `sizes` kept: no TCL101
     plan = structure.plan(__import__("ast").parse(source), source, ["TCL101"])
-    from torchcopy_lint.parsing import _segment_matcher
+    from torchcopy_lint.rulepass.parsing import _segment_matcher
     from torchcopy_lint.rules import RULES_BY_CODE
     pruned = prune_module.prune_file(source, _segment_matcher([RULES_BY_CODE["TCL101"]], plan), plan.tree)
     assert pruned is not None and b"out.append(n)" in pruned.text and b"b = a + 1" not in pruned.text

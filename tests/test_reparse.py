@@ -10,9 +10,9 @@ import libcst as cst
 import pytest
 
 from torchcopy_lint.engine import lint_source
-from torchcopy_lint.precheck import cpython_tree
+from torchcopy_lint.source.precheck import cpython_tree
 from torchcopy_lint import walk
-from torchcopy_lint.reparse import Reparser
+from torchcopy_lint.parse.reparse import Reparser
 from torchcopy_lint.rules import ALL_RULES
 
 from _support import ROOT, real_files

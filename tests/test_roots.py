@@ -13,8 +13,8 @@ import pytest
 
 from test_project_index import write_tree
 from test_site_packages import _fresh  # noqa: F401  (autouse: a fresh index, no environment)
-from torchcopy_lint import environment
-from torchcopy_lint.config import ConfigError, load_settings
+from torchcopy_lint.settings import environment
+from torchcopy_lint.settings.config import ConfigError, load_settings
 from torchcopy_lint.semantic.project import ProjectIndex
 
 MONOREPO = {

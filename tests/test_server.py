@@ -17,7 +17,7 @@ pytest_lsp = pytest.importorskip("pytest_lsp")  # Python 3.10+ (the project supp
 from lsprotocol import types as lsp  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-from torchcopy_lint.fixer import fix_source  # noqa: E402
+from torchcopy_lint.fixing.fixer import fix_source  # noqa: E402
 from torchcopy_lint.rules import ALL_RULES  # noqa: E402
 
 SERVER = [sys.executable, "-m", "torchcopy_lint", "server"]

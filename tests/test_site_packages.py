@@ -13,7 +13,7 @@ from typing import Dict
 import pytest
 
 from test_project_index import write_tree
-from torchcopy_lint import environment
+from torchcopy_lint.settings import environment
 from torchcopy_lint.semantic.library_summaries import summarize_library
 from torchcopy_lint.semantic.project import ProjectIndex, configure_summary_cache
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from torchcopy_lint import prune as prune_module
-from torchcopy_lint import structure
+from torchcopy_lint.parse import prune as prune_module
+from torchcopy_lint.plan import structure
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO
 
 from . import __version__
 from .codes import INTERNAL_ERROR_CODE, META_CODES
-from .config import ConfigError, Overrides, checked_python, Selection, Settings, find_pyproject, load_settings, split_selectors
+from .settings.config import ConfigError, Overrides, checked_python, Selection, Settings, find_pyproject, load_settings, split_selectors
 
 OUTPUT_FORMATS = ("text", "json", "github", "sarif")
 
@@ -135,7 +135,7 @@ def _lint(args: argparse.Namespace) -> int:
     if args.show_settings:
         return show_settings(settings, args.paths[0] if args.paths != ["-"] else args.stdin_filename or "-")
 
-    from .runner import run
+    from .run.runner import run
 
     mode = "diff" if args.diff else "fix" if args.fix else "check"
     stdin = None
@@ -162,7 +162,7 @@ def _lint(args: argparse.Namespace) -> int:
     for error in errors:
         print(f"torchcopy-lint: error: {error}", file=sys.stderr)
     if args.add_noqa:
-        from .report import add_noqa_directives
+        from .output.report import add_noqa_directives
 
         return 2 if add_noqa_directives(report.diagnostics, quiet=args.quiet) or errors or missing else 0
     if mode == "diff":
@@ -180,7 +180,7 @@ def _lint(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if not args.quiet:
-        from .report import print_summary
+        from .output.report import print_summary
 
         print_summary(report, mode, args.unsafe_fixes, show_fixes=args.show_fixes,
                       no_files=stdin is None and not report.files and not missing,
@@ -191,7 +191,7 @@ def _lint(args: argparse.Namespace) -> int:
 
 
 def _write_output(args: argparse.Namespace, diagnostics) -> None:
-    from .output import FORMATTERS, statistics
+    from .output.formats import FORMATTERS, statistics
 
     if args.statistics:
         text = statistics(diagnostics, args.unsafe_fixes, args.output_format)
@@ -239,7 +239,7 @@ def show_settings(settings: Settings, path: str, out: TextIO = sys.stdout) -> in
 
 def _environment(settings: Settings, path: str) -> Optional[dict]:
     """The environment whose packages a run over ``path`` reads (see environment.py), or None."""
-    from .environment import for_file
+    from .settings.environment import for_file
 
     anchor = os.path.abspath(path if path != "-" else "stdin.py")
     found = for_file(os.path.join(anchor, "x.py") if os.path.isdir(anchor) else anchor, settings.python)
@@ -250,7 +250,7 @@ def explain(argv: Sequence[str]) -> int:
     """``torchcopy-lint rule CODE`` (or ``--all``): what a rule flags and why."""
     import inspect
 
-    from .ruledocs import doc_page
+    from .output.ruledocs import doc_page
     from .rules import ALL_RULES, RULES_BY_CODE
 
     parser = argparse.ArgumentParser(prog="torchcopy-lint rule", description="Explain a rule.")

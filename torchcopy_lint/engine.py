@@ -1,11 +1,11 @@
 """The lint engine: one file's source in, its diagnostics out.
 
 Cost model (see benchmarks/bench.py): most files cannot match any rule, so a regex prefilter
-derived from the rules' own ``triggers`` (codes.py) skips them; of the rest, CPython's tree tells
-which rules can fire and which top-level statements need LibCST at all (structure.py), so a file
-no rule can fire in is answered without importing LibCST. The rest is parsed (parsing.py: pruned,
-then LibCST) and walked once by every active rule (rule.py), and positions are computed only for
-files that produced a violation (fix_safety.py makes them diagnostics).
+derived from the rules' own ``triggers`` (codes.py) skips them; of the rest, CPython's tree (source/precheck.py) tells
+which rules can fire and which top-level statements need LibCST at all (plan/structure.py), so a file
+no rule can fire in is answered without importing LibCST. The rest is parsed (rulepass/parsing.py: pruned by parse/,
+then LibCST) and walked once by every active rule (rulepass/rule.py), and positions are computed only for
+files that produced a violation (rulepass/fix_safety.py makes them diagnostics).
 
 This module owns that order and the guards around it (a deep stack, no garbage collection while
 a tree is alive, TCL001 for what cannot be parsed); it imports nothing of LibCST itself. The
@@ -19,26 +19,27 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Type, Union
 
 from .diagnostics import Diagnostic
-from .precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, gc_paused, syntax_error_diagnostic
-from .structure import Plan, plan as structural_plan
+from .source.precheck import call_with_deep_stack, cpython_tree, decode_diagnostic, gc_paused, syntax_error_diagnostic
+from .plan.structure import Plan, plan as structural_plan
 
 if TYPE_CHECKING:
-    from .reparse import Reparser
-    from .rule import Rule
+    from .parse.reparse import Reparser
+    from .rulepass.rule import Rule
     from .semantic.project import ProjectIndex
 
 Source = Union[str, bytes]
 
 #: Names importable from here, and the module that owns each (imported on first use: LibCST).
 _HANDED_ON = {
-    "Rule": "rule", "FileContext": "rule", "Violation": "rule", "NodeFix": "rule", "run_rules": "rule",
-    "ParsedFile": "parsing", "parse": "parsing", "parse_active": "parsing", "_decode_lines": "parsing",
-    "kept_statement_lines": "parsing",
-    "effective_applicability": "fix_safety", "to_diagnostics": "fix_safety",
+    "Rule": "rulepass.rule", "FileContext": "rulepass.rule", "Violation": "rulepass.rule",
+    "NodeFix": "rulepass.rule", "run_rules": "rulepass.rule",
+    "ParsedFile": "rulepass.parsing", "parse": "rulepass.parsing", "parse_active": "rulepass.parsing",
+    "_decode_lines": "rulepass.parsing", "kept_statement_lines": "rulepass.parsing",
+    "effective_applicability": "rulepass.fix_safety", "to_diagnostics": "rulepass.fix_safety",
     # what this module's namespace held before the split, for modules written against it
     "Binding": "semantic", "Kind": "semantic", "Loop": "semantic", "Read": "semantic", "SemanticModel": "semantic",
     "Value": "semantic", "ImportMap": "imports", "ProjectIndex": "semantic.project", "Applicability": "diagnostics",
-    "Fix": "diagnostics", "Reparser": "reparse",
+    "Fix": "diagnostics", "Reparser": "parse.reparse",
 }
 
 
@@ -95,8 +96,8 @@ def _lint_parsed(source: Source, path: str, active: Sequence[Type["Rule"]], prun
             return [syntax_error_diagnostic(path, error, source)]
         import libcst as cst
 
-        from .fix_safety import to_diagnostics
-        from .parsing import parse_active
+        from .rulepass.fix_safety import to_diagnostics
+        from .rulepass.parsing import parse_active
 
         try:
             parsed = parse_active(source, active, prune, path, project, reparser, plan)

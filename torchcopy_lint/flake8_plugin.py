@@ -23,8 +23,8 @@ from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
 from .codes import RULE_CODES, may_match
-from .config import Settings, settings_for
-from .prune import declares_utf8
+from .settings.config import Settings, settings_for
+from .parse.prune import declares_utf8
 
 
 class TorchCopyLintPlugin:
@@ -46,7 +46,7 @@ class TorchCopyLintPlugin:
         text = "".join(self.lines)
         if not any(may_match(code, text) for code in codes):
             return  # no enabled rule can match: LibCST is not even imported
-        from .guard import lint_in_host
+        from .run.guard import lint_in_host
         from .rules import RULES_BY_CODE
 
         head = "".join(self.lines[:2]).encode("utf-8", "replace")

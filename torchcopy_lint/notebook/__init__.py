@@ -63,7 +63,7 @@ def fix_cells_with(cells: Cells, path: str, lint: Lint, unsafe: bool = False
     Cells that do not parse, IPython lines and untouched cells come back exactly as given.
     Raises ``fixer.FixError`` (nothing changed) if a fix breaks the parse or the cells.
     """
-    from ..fixer import MAX_ROUNDS, FixError, fix_round
+    from ..fixing.fixer import MAX_ROUNDS, FixError, fix_round
 
     numbers = [number for number, _ in cells]
     texts = [text for _, text in cells]
@@ -106,7 +106,7 @@ def lint_notebook(content: bytes, path: str, rule_types: Sequence[Type], **optio
 def fix_notebook(content: bytes, path: str, lint: Lint, unsafe: bool = False):
     """``content`` with the fixes applied to its code cells' sources only (a ``fixer.FixResult``, with the
     diagnostics left in cell coordinates); ``lint``: a program's, as for ``fix_cells_with``."""
-    from ..fixer import FixError, FixResult
+    from ..fixing.fixer import FixError, FixResult
 
     try:
         notebook = read_notebook(content)

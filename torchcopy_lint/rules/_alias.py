@@ -14,7 +14,7 @@ import libcst as cst
 from ..diagnostics import Applicability
 from ..engine import NodeFix, Rule, Violation
 from ..imports import dotted_name
-from ..positions import holder_of, positions_of
+from ..parse.positions import holder_of, positions_of
 
 
 class AliasRule(Rule):

@@ -8,8 +8,8 @@ import libcst as cst
 
 from ..codes import GRAPH_EVIDENCE, TRIGGERS
 from ..diagnostics import Applicability
-from ..positions import holder_of, positions_of
-from ..rule import NodeFix, Violation
+from ..parse.positions import holder_of, positions_of
+from ..rulepass.rule import NodeFix, Violation
 from ._data_writes import DataWrites, GraphContext
 
 

@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from ..precheck import compiler_warnings_ignored, parsed_or_none
+from ..source.precheck import compiler_warnings_ignored, parsed_or_none
 
 class _Pending:
     """An entry not summarized yet: how to, from what."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List
 
-from ..precheck import parsed_or_none
+from ..source.precheck import parsed_or_none
 from .facts import UNKNOWN, annotation, bound_names, dotted, target_names
 from .summaries import _record_factory, class_bases, decorators, empty_summary, import_bindings, signature, walk_statements
 

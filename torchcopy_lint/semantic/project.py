@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from .. import environment
+from ..settings import environment
 from . import project_files, project_kinds, project_names, site_packages
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
                             marked_root, module_name_for)

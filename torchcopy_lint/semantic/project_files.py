@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from .. import __version__
 from ..cache import content_digest
-from ..environment import ROOT_MARKERS
+from ..settings.environment import ROOT_MARKERS
 from .lazy import as_json
 from .summaries import SUMMARY_FORMAT, empty_summary, from_json, summarize
 

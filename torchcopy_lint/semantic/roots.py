@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Tuple
 
-from .. import environment
+from ..settings import environment
 
 
 def package_parent(directory: str) -> str:

@@ -26,7 +26,7 @@ import sys
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from ..cache import content_digest
-from ..environment import read_regular
+from ..settings.environment import read_regular
 from . import external, project_files, vocabulary
 from .library_summaries import LIBRARY_FORMAT, summarize_library
 from .project_files import FileData, ModuleFile, stamp

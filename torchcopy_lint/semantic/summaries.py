@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..precheck import parsed_or_none
+from ..source.precheck import parsed_or_none
 from .lazy import LazyEntries, Text
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
 

@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from pygls.workspace.position_codec import PositionCodec
 
 from ..diagnostics import Applicability, Diagnostic
-from ..edits import compatible
+from ..fixing.edits import compatible
 from .convert import fix_edit, fix_title, noqa_edit, split_lines, to_lsp, to_range
 
 FIX_ALL_KIND = "source.fixAll.torchcopy-lint"

@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..diagnostics import Diagnostic, failed_to_lint, over_budget
-from ..ruledocs import doc_page
+from ..output.ruledocs import doc_page
 from . import worker as jobs
 from .actions import FIX_ALL_KIND, ActionBuilder, fix_all_action, overlaps, wanted, workspace_edit
 from .convert import split_lines, to_lsp, whole_text_edit

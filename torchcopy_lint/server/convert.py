@@ -15,8 +15,8 @@ from pygls.workspace.position_codec import PositionCodec
 
 from .. import codes
 from ..diagnostics import Applicability, Diagnostic
-from ..edits import apply_fixes
-from ..ruledocs import doc_uri, rule_name
+from ..fixing.edits import apply_fixes
+from ..output.ruledocs import doc_uri, rule_name
 
 SOURCE = "torchcopy-lint"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -107,7 +107,7 @@ def noqa_edit(text: str, line: int, code: str, codec: PositionCodec) -> Optional
     """An edit adding ``code`` to the ``# noqa`` of ``line`` (1-based), or adding the comment, exactly as
     ``--add-noqa`` does (add_noqa.noqa_line). None where the line is already suppressed or a comment
     cannot be added without changing the program (the line ends inside a string or after a backslash)."""
-    from ..add_noqa import noqa_line
+    from ..fixing.add_noqa import noqa_line
 
     new = noqa_line(text, line, [code])
     if new is None:

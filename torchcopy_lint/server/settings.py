@@ -15,7 +15,7 @@ import logging
 from typing import Any, Callable, FrozenSet, List, Optional, Sequence, Tuple
 
 from ..codes import RULE_CODES
-from ..config import ConfigError, Overrides, Selection, Settings, forget_config_locations, settings_for, split_selectors
+from ..settings.config import ConfigError, Overrides, Selection, Settings, forget_config_locations, settings_for, split_selectors
 
 log = logging.getLogger(__name__)
 

@@ -139,7 +139,8 @@ def _init_child() -> None:
 
 
 def warm() -> None:
-    from .. import engine, fixer, rules  # noqa: F401
+    from .. import engine, rules  # noqa: F401
+    from ..fixing import fixer  # noqa: F401
 
 
 def engine_source(text: str) -> Union[str, bytes]:
@@ -159,7 +160,7 @@ def declared_encoding(text: str) -> str:
 
 
 def _rule_types(codes: FrozenSet[str]):
-    from ..runner import _rule_types as rule_types
+    from ..run.runner import _rule_types as rule_types
 
     return rule_types(codes)
 
@@ -170,7 +171,7 @@ _OPEN_DOCUMENTS = 16
 
 def _reparser(path: str):
     """The document's Reparser: an edit re-parses only the top-level statements it touched."""
-    from ..reparse import Reparser
+    from ..parse.reparse import Reparser
 
     found = _reparsers.pop(path, None) or Reparser()
     _reparsers[path] = found
@@ -181,7 +182,7 @@ def _reparser(path: str):
 
 @lru_cache(maxsize=16)
 def _lint(source: Union[str, bytes], path: str, codes: FrozenSet[str]) -> List[Diagnostic]:
-    from ..guard import lint_in_host  # engine.lint_source; a bug of ours becomes TCL003, never an exception
+    from ..run.guard import lint_in_host  # engine.lint_source; a bug of ours becomes TCL003, never an exception
 
     # no pruning: the reparser re-uses whole statements of the full text, which pays more on an edit
     return lint_in_host(source, path, _rule_types(codes), prune=False, reparser=_reparser(path))
@@ -211,7 +212,7 @@ def _forget_project(paths: Sequence[str]) -> None:
 def fix_text(text: str, path: str, codes: FrozenSet[str], unsafe: bool = False) -> Optional[str]:
     """``--fix`` applied to a buffer: the fixes its diagnostics show (``lint_text``'s, with the file's
     project index); None when nothing changes or a fix would break the parse."""
-    from ..fixer import FixError, fix_with
+    from ..fixing.fixer import FixError, fix_with
 
     encoding = declared_encoding(text)
     encoding = "utf-8" if encoding == "unknown" else encoding
@@ -257,7 +258,7 @@ def lint_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> List
 def fix_cells(cells: Tuple[str, ...], path: str, codes: FrozenSet[str]) -> Optional[List[str]]:
     """The cells' texts after ``--fix`` on the notebook (the fixes ``lint_cells`` shows); None when nothing
     changes or it cannot be fixed."""
-    from ..fixer import FixError
+    from ..fixing.fixer import FixError
     from ..notebook import fix_cells_with
 
     _refresh_project()

@@ -1,0 +1,67 @@
+"""The functions whose text the autograd context reads for a ``.data`` write (TCL104/TCL119): pruning keeps them.
+
+A method is graph-free when every call of it in its class (``self.m(...)``) is, a top-level function when every
+call of it in the module (``f(...)``) is (semantic/autograd.py; a nested function's calls lie in its enclosing
+function, which pruning keeps or blanks whole): those calls are evidence, and so are the calls of the functions
+that hold them. ``context_callers`` finds, from CPython's tree, the methods and top-level functions that write
+``.data`` (codes.py's text of such a write) and, to a fixed point, those that call one of them (``self.m(``,
+``f(``); it answers a pattern that finds such a call in a segment's text (None: no method
+writes ``.data``). Keeping only these, not every method with a ``self.m()`` call, keeps a big test module with
+one ``.data`` write from being parsed whole.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional, Pattern, Tuple
+
+from ..codes import TRIGGERS, compile_trigger
+from ..plan.structure import line_starts
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers")
+
+
+def context_callers(tree: ast.Module, source: bytes) -> Optional[Pattern[bytes]]:
+    functions = _functions(tree, source)
+    data_write = compile_trigger(TRIGGERS["TCL104"][1], True)
+    names = {(name, in_class) for name, text, in_class in functions if data_write.search(text)}
+    while names:
+        methods = sorted(n.encode() for n, in_class in names if in_class)
+        plain = sorted(n.encode() for n, in_class in names if not in_class)
+        parts = []
+        if methods:
+            parts.append(rb"self\s*\.\s*(?:" + b"|".join(re.escape(n) for n in methods) + rb")\s*\(")
+        if plain:  # a top-level function, called by its name
+            parts.append(rb"(?<![\w.])(?:" + b"|".join(re.escape(n) for n in plain) + rb")\s*\(")
+        pattern = re.compile(b"|".join(parts))
+        more = {(name, in_class) for name, text, in_class in functions
+                if (name, in_class) not in names and pattern.search(text)}
+        if not more:
+            return pattern
+        names |= more
+    return None
+
+
+def _functions(tree: ast.Module, source: bytes) -> List[Tuple[str, bytes, bool]]:
+    """(name, text, whether it is a method) of every method of the module's classes (nested classes included)
+    and every top-level function (also in a guard block); statements only are walked."""
+    starts = line_starts(source)
+    found: List[Tuple[str, bytes, bool]] = []
+    pending: List[Tuple[ast.AST, bool]] = [(node, False) for node in tree.body]
+    while pending:
+        node, in_class = pending.pop()
+        if isinstance(node, _FUNCTIONS):
+            first, last = node.lineno, node.end_lineno or node.lineno
+            end = starts[last] if last < len(starts) else len(source)
+            found.append((node.name, source[starts[first - 1]:end], in_class))
+            continue  # a nested function's calls stay in its enclosing function
+        in_class = isinstance(node, ast.ClassDef) or in_class and not isinstance(node, ast.ClassDef)
+        for field in _BLOCKS:
+            for child in getattr(node, field, ()) or ():
+                if isinstance(child, ast.excepthandler):
+                    pending.extend((grandchild, in_class) for grandchild in child.body)
+                elif isinstance(child, ast.stmt):
+                    pending.append((child, in_class))
+    return found

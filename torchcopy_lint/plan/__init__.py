@@ -1,0 +1,14 @@
+"""The structural plan: which rules can fire in a file, and which of its statements LibCST must see.
+
+In: the file's bytes, CPython's ``ast`` of them (source/precheck.py) and the rules the text prefilter
+passed (``codes.TRIGGERS``: a rule's trigger words occur somewhere in the text). Out: a ``Plan``
+(``structure.py``): the rules that can still fire, and the top-level statements no rule needs, which
+pruning (parse/) cuts out before LibCST parses. A file no rule can fire in is answered here, without
+importing LibCST.
+
+``structure.py`` decides from shape tokens: ``shapes.py`` reads one statement's tokens (TCL120's:
+``index_shapes.py``; TCL105's: ``training.py``), ``arguments.py`` whether a call's argument may be what
+TCL101/107/108 need (from ``function_values.py``: what a function binds its names to, and
+``binding_names.py``: the names a node binds), ``scope_groups.py`` the tokens by flow scope. Imports only
+``codes`` and source/ below it: nothing of LibCST, the semantic model or the parser.
+"""
