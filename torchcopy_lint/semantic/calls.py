@@ -16,6 +16,7 @@ import libcst as cst
 from . import library
 from . import vocabulary as v
 from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .tensordict import TENSORDICT, names_tensordict
 
 _DATA_LIBRARIES = ("numpy", "math", "pandas", "random", "json")
 _PROJECT_KINDS = {"module": Kind.MODULE, "tensor": Kind.TENSOR, "parameter": Kind.PARAMETER,
@@ -37,6 +38,8 @@ class Calls:
         root, last = parts[0], parts[-1]
         if root in _DATA_LIBRARIES:
             return NOT_TENSOR
+        if root == "tensordict" and names_tensordict(q):
+            return TENSORDICT
         if q in v.MAPPING_FACTORIES:
             return self.mapping(call, depth)
         if q in v.RECORD_FACTORIES:

@@ -18,6 +18,7 @@ from ..imports import dotted_name
 from ..walk import descendants, nodes_of_type
 from . import vocabulary as v
 from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .tensordict import TENSORDICT, names_tensordict
 
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
              cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -142,6 +143,8 @@ class Classes:
             return Value(Kind.NUMBER)
         if last in ("dict", "Dict", "Mapping", "MutableMapping"):
             return Value(Kind.MAPPING)
+        if names_tensordict(q or ""):
+            return TENSORDICT
         if last in v.NOT_TENSOR_ANNOTATIONS or (q or "").startswith("numpy."):
             return NOT_TENSOR
         return UNKNOWN

@@ -127,7 +127,7 @@ class Evaluator:
                 found = self.model.classes.declared(b) or found  # `x: Tensor = g()`
             if found is not None and found.kind in (Kind.NOT_TENSOR, Kind.MAPPING) and not b.path:
                 return self._filled(b, found, depth)
-            return found
+            return found if b.path else self.model.tensordicts.unless_one(b, found)
         if how == "iter":
             return self.iterated(b.value, b.path, depth)
         if how == "aug":
@@ -141,7 +141,7 @@ class Evaluator:
         if how == "ann":
             return self.model.classes.annotation(b.value.annotation)
         if how == "param":
-            return self.model.classes.parameter(b)
+            return self.model.tensordicts.unless_one(b, self.model.classes.parameter(b))
         if how in ("import", "def", "class"):
             return NOT_TENSOR
         if how == "buffer":

@@ -19,6 +19,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from .kinds import NOT_TENSOR, TENSOR, UNKNOWN, Kind, Value
+from .tensordict import names_tensordict
 from .vocabulary import NOT_TENSOR_BUILTIN_CLASSES, NOT_TENSOR_CLASSES, TENSOR_CLASSES
 
 Facts = Dict[str, Value]
@@ -48,7 +49,7 @@ class Guards:
         q = self.imports.qualified_name(cls)
         if q in TENSOR_CLASSES:
             return "tensor"
-        if q in NOT_TENSOR_CLASSES:
+        if q in NOT_TENSOR_CLASSES or names_tensordict(q or ""):
             return "not"
         if isinstance(cls, cst.Name) and cls.value in NOT_TENSOR_BUILTIN_CLASSES \
                 and not self.imports.is_imported(cls.value):

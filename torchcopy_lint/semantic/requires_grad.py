@@ -28,6 +28,7 @@ import libcst as cst
 from ..walk import children
 from .grad_facts import GradFacts, literal as _literal
 from .kinds import Grad, Kind
+from .tensordict import TENSORDICT
 
 
 _MAX_DEPTH = 32
@@ -138,6 +139,8 @@ class RequiresGrad:
             index = e.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "1":
                 return Grad.NO  # `x.max(1)[1]`: the indices
+        if self.model.evaluator.value(base) == TENSORDICT:
+            return Grad.UNKNOWN  # an entry of a TensorDict: the container says nothing about it
         return self.of(base, depth + 1)
 
     def _gives_indices(self, call: cst.Call) -> bool:
