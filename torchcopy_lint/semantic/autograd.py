@@ -44,6 +44,7 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import children, nodes_of_type
 from .training_order import TrainingOrder, reached_tensor
+from .vocabulary import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,9 @@ NN_INIT = GraphContext(False, "nn.init", "in `nn.init`, which runs under no_grad
 APPLY = GraphContext(False, "apply", "in a function passed to `Module.apply`")
 OPTIMIZER = GraphContext(False, "optimizer", "in an optimizer's `step()`")
 
-_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
-                      "torch.inference_mode", "torch.autograd.inference_mode",
-                      "torch.autograd.grad_mode.inference_mode"})
+_NO_GRAD = NO_GRAD_CONTEXTS
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
-_SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                       "torch.autograd.grad_mode.set_grad_enabled"})
+_SET_GRAD = SET_GRAD_ENABLED
 # Words of a function's name (split at `_`) that say it initialises, loads or converts weights.
 _INIT_WORDS = frozenset({"init", "initialize", "initialise", "initialization", "initialisation", "reinit",
                          "reinitialize", "initialized"})

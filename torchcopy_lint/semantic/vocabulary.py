@@ -132,3 +132,18 @@ module, and something else (a compiled function) otherwise. ``torch.jit.script``
 
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 """Loaders whose iteration yields default-collated batches of their dataset's items."""
+
+VIEW_METHODS = frozenset(
+    """to cpu cuda float double half bfloat16 contiguous view view_as reshape reshape_as flatten unflatten
+    squeeze unsqueeze expand expand_as permute transpose t narrow select unbind split chunk tensor_split
+    unfold diagonal movedim moveaxis swapaxes swapdims as_strided type pin_memory requires_grad_""".split())
+"""Tensor methods whose result is the receiver, a view of it or a conversion of it (their arguments are sizes,
+dims, dtypes, devices): it requires grad as the receiver does."""
+
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                              "torch.inference_mode", "torch.autograd.inference_mode",
+                              "torch.autograd.grad_mode.inference_mode"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                              "torch.autograd.grad_mode.set_grad_enabled"})
+"""Grad-mode contexts and decorators: ``with torch.no_grad():`` turns recording off, as
+``set_grad_enabled(False)`` does."""
