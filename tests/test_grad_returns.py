@@ -99,6 +99,7 @@ def test_what_the_answer_rests_on():
     "@torch.no_grad()\ndef f(x):\n    with torch.enable_grad():\n        return x * 2",
     "def f(x):\n    with torch.no_grad():\n        y = x * 2\n    y = x\n    return y",
     "def f(self):\n    with torch.no_grad():\n        return self.helper()",
+    "def f(x):\n    with torch.no_grad():\n        y = x * 2\n    if (y := x) is not None:\n        pass\n    return y",
 ])
 def test_what_may_require_grad(source: str):
     assert no_grad_names(ast.parse(source).body[0]) is None

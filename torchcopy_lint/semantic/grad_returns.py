@@ -12,7 +12,7 @@ None when some returned value may require grad:
 - or a local name every assignment of which is such a value, and that nothing updates in place (an
   in-place method, an item store, ``+=``) where grad mode is on;
 - a generator, a ``with`` that turns grad mode on again (``enable_grad``, ``set_grad_enabled``) or any
-  other binding of the name (a parameter, a loop target, a tuple target) says nothing.
+  other binding of the name (a parameter, a loop target, a tuple target, ``:=``) says nothing.
 
 The answer is a list of ``[dotted name as written, role]`` (role "off": a grad-mode context or decorator;
 "torch": the namespace of a function called) that the project index resolves in the module's imports
@@ -35,10 +35,16 @@ _OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast
 _MAX_DEPTH = 8
 
 
-def no_grad_names(fn: ast.AST) -> Optional[Names]:
-    """The names (and their roles) on which "nothing ``fn`` returns requires grad" rests; None if it may."""
+def may_turn_grad_off(node: ast.AST) -> bool:
+    """A node without which no function is answered: a ``with`` block, a ``.detach``."""
+    return isinstance(node, (ast.With, ast.AsyncWith)) or isinstance(node, ast.Attribute) and node.attr == "detach"
+
+
+def no_grad_names(fn: ast.AST, scanned: bool = False) -> Optional[Names]:
+    """The names (and their roles) on which "nothing ``fn`` returns requires grad" rests; None if it may.
+    ``scanned``: the caller walked ``fn`` already, found no ``yield`` and a node ``may_turn_grad_off``."""
     assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-    walker = _Returns(fn)
+    walker = _Returns(fn, scanned)
     try:
         ok = walker.run()
     except RecursionError:
@@ -67,12 +73,12 @@ def _false(expr: ast.AST) -> bool:
 
 
 class _Returns:
-    def __init__(self, fn) -> None:
-        self.fn = fn
+    def __init__(self, fn, scanned: bool) -> None:
+        self.fn, self.scanned = fn, scanned
         self.names: Set[Tuple[str, str]] = set()
         self.returns: List[Tuple[ast.Return, bool]] = []  # (statement, grad mode off there)
         self.assigned: Dict[str, List[Tuple[Optional[ast.AST], bool]]] = {}  # name -> (value or None, off)
-        self.touched_on: Set[str] = set()  # names updated in place where grad mode is on
+        self.touched_on: Set[str] = set()  # names updated in place where grad mode is on, or bound by `:=`
         self.ok = True
 
     def run(self) -> bool:
@@ -86,8 +92,13 @@ class _Returns:
         for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
                 self.assigned.setdefault(a.arg, []).append((None, off))
-        if any(isinstance(node, (ast.Yield, ast.YieldFrom, ast.NamedExpr)) for node in own_nodes(self.fn)):
-            return False  # a generator, or a binding inside an expression
+        hopeful = off or self.scanned
+        for node in own_nodes(self.fn) if not self.scanned else ():
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                return False  # a generator
+            hopeful = hopeful or may_turn_grad_off(node)
+        if not hopeful:
+            return False  # nothing turns grad mode off and nothing is detached: the common case, answered fast
         self.block(self.fn.body, off)
         if not self.ok or not self.returns:
             return False
@@ -133,8 +144,7 @@ class _Returns:
                     self.assigned.setdefault(handler.name, []).append((None, off))
             if type(stmt).__name__ == "Match":
                 self.ok = False
-        if not off:
-            self._in_place_calls(stmt)
+        self._expressions(stmt, off)
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -159,17 +169,19 @@ class _Returns:
             for el in (target.elts if not isinstance(target, ast.Starred) else [target.value]):
                 self._bind(el, None, off)
 
-    def _in_place_calls(self, stmt: ast.stmt) -> None:
-        """``x.mul_(s)`` where grad mode is on (the statement's own expressions, not nested blocks)."""
+    def _expressions(self, stmt: ast.stmt, off: bool) -> None:
+        """In the statement's own expressions (not nested blocks): ``x.mul_(s)`` where grad mode is on, and
+        ``(x := ...)`` anywhere, make ``x`` unknown."""
         for field, value in ast.iter_fields(stmt):
             if field in ("body", "orelse", "finalbody", "handlers"):
                 continue
             for node in ast.walk(value) if isinstance(value, ast.AST) else ():
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                        and node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
-                    base = node.func.value
-                    if isinstance(base, ast.Name):
-                        self.touched_on.add(base.id)
+                if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                    self.touched_on.add(node.target.id)
+                elif not off and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
+                        and isinstance(node.func.value, ast.Name):
+                    self.touched_on.add(node.func.value.id)
 
     # --- values ---------------------------------------------------------------------------------------
 

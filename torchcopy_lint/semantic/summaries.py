@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..precheck import parsed_or_none
 from .lazy import LazyEntries, Text
-from .grad_returns import no_grad_names
+from .grad_returns import may_turn_grad_off, no_grad_names
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, own_nodes, target_names
 
 SUMMARY_FORMAT = 5  # bump when the shape of a summary changes (it is part of the disk cache key)
@@ -266,9 +266,12 @@ def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
     module_used: List[str] = []
     generator = False
     buffers: List[tuple] = []
+    hopeful = bool(deco)  # something may turn grad mode off, or detach (grad_returns.py, asked only then)
     for sub in own_nodes(node):
         if isinstance(sub, (ast.Yield, ast.YieldFrom)):
             generator = True
+        elif may_turn_grad_off(sub):
+            hopeful = True
         elif isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
             scope.locals.setdefault(sub.target.id, []).append(sub.value)
         elif isinstance(sub, ast.ExceptHandler) and sub.name:
@@ -299,7 +302,7 @@ def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
     summary: Dict[str, Any] = {
         "params": names, "deco": deco, "ann": annotation(node.returns),
         "ret": returns, "gen": generator, "async": isinstance(node, ast.AsyncFunctionDef),
-        "ng": no_grad_names(node),
+        "ng": no_grad_names(node, scanned=True) if hopeful and not generator else None,
     }
     if method:
         summary["self_attrs"] = self_attrs
