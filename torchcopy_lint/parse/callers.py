@@ -1,4 +1,5 @@
-"""The functions whose text the autograd context reads for a ``.data`` write (TCL104/TCL119): pruning keeps them.
+"""The functions whose text the autograd context reads for a ``.data`` write (TCL104/TCL119), or for the grad
+mode of a private function called only where it is off (TCL103/TCL117): pruning keeps them.
 
 A method is graph-free when every call of it in its class (``self.m(...)``) is, a top-level function when every
 call of it in the module (``f(...)``) is (semantic/autograd.py; a nested function's calls lie in its enclosing
@@ -7,14 +8,17 @@ that hold them. ``context_callers`` finds, from CPython's tree, the methods and 
 ``.data`` (codes.py's text of such a write) and, to a fixed point, those that call one of them (``self.m(``,
 ``f(``); it answers a pattern that finds such a call in a segment's text (None: no method
 writes ``.data``). Keeping only these, not every method with a ``self.m()`` call, keeps a big test module with
-one ``.data`` write from being parsed whole.
+one ``.data`` write from being parsed whole. For the grad mode (``references``) the functions that hold a
+``.detach()`` after a call are seeds too, and every function that mentions a seed's name (``x.m``, ``m``) is
+kept: autograd.py counts a method's every ``x.m`` in the file, since one that is not ``self.m(...)`` is a
+caller it cannot follow.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Pattern, Tuple
+from typing import List, Optional, Pattern, Sequence, Tuple
 
 from ..codes import TRIGGERS, compile_trigger
 from ..plan.structure import line_starts
@@ -23,18 +27,20 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
 
-def context_callers(tree: ast.Module, source: bytes) -> Optional[Pattern[bytes]]:
+def context_callers(tree: ast.Module, source: bytes, seeds: Sequence[str] = (TRIGGERS["TCL104"][1],),
+                    references: bool = False) -> Optional[Pattern[bytes]]:
     functions = _functions(tree, source)
-    data_write = compile_trigger(TRIGGERS["TCL104"][1], True)
-    names = {(name, in_class) for name, text, in_class in functions if data_write.search(text)}
+    found = [compile_trigger(seed, True) for seed in seeds]
+    names = {(name, in_class) for name, text, in_class in functions if any(f.search(text) for f in found)}
+    receiver, call = (rb"\.\s*", rb"\b") if references else (rb"self\s*\.\s*", rb"\s*\(")
     while names:
         methods = sorted(n.encode() for n, in_class in names if in_class)
         plain = sorted(n.encode() for n, in_class in names if not in_class)
         parts = []
         if methods:
-            parts.append(rb"self\s*\.\s*(?:" + b"|".join(re.escape(n) for n in methods) + rb")\s*\(")
+            parts.append(receiver + rb"(?:" + b"|".join(re.escape(n) for n in methods) + rb")" + call)
         if plain:  # a top-level function, called by its name
-            parts.append(rb"(?<![\w.])(?:" + b"|".join(re.escape(n) for n in plain) + rb")\s*\(")
+            parts.append(rb"(?<![\w.])(?:" + b"|".join(re.escape(n) for n in plain) + rb")" + call)
         pattern = re.compile(b"|".join(parts))
         more = {(name, in_class) for name, text, in_class in functions
                 if (name, in_class) not in names and pattern.search(text)}

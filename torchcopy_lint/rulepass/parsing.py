@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, List, Optional, Pattern, Sequence, Tuple, Ty
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
+from ..codes import TRIGGERS
 from ..parse.cst_parse import parse_module
 from .noqa import is_suppressed
 from ..parse.positions import (AstLines, StatementStarts, ast_statement_lines, positions_in_statements, positions_of,
@@ -123,10 +124,13 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
     if tree is not None and isinstance(source, bytes) and (
             not by_shape or plan is not None and by_shape <= ALIAS_SHAPED):
         callers = None
-        if prune and plan is not None and any(r.code in _DATA_WRITE_RULES for r in active):
+        data = any(r.code in _DATA_WRITE_RULES for r in active)
+        grad = any(r.code in _GRAD_MODE_RULES for r in active)
+        if prune and plan is not None and (data or grad):
             from ..parse.callers import context_callers
 
-            callers = context_callers(tree, source)
+            seeds = [TRIGGERS[code][1] for code, wanted in (("TCL104", data), ("TCL117", grad)) if wanted]
+            callers = context_callers(tree, source, seeds, references=grad)
         blank = _segment_matcher(active, plan, by_shape, callers) if prune else None
         if blank is not None or drop:
             pruned = prune_file(source, blank, tree, drop)
@@ -173,6 +177,7 @@ def _prints_pruned(target: cst.CSTNode, parsed: ParsedFile, pruned: Pruned) -> b
 
 
 _DATA_WRITE_RULES = ("TCL104", "TCL119")
+_GRAD_MODE_RULES = ("TCL103", "TCL117")  # they read the grad mode of a private function from its callers
 
 
 def _segment_matcher(active: Sequence[Type[Rule]], plan: Optional[Plan], by_shape: FrozenSet[str] = frozenset(),

@@ -73,11 +73,18 @@ class TensorOfTensors(Rule):
             if self._all_tensors(value.elements):
                 self.report(node, replacement=self._replacement(node, data),
                             applicability=Applicability.UNSAFE)
+        elif isinstance(value, cst.Name) and self._known_empty(value):
+            return  # `if keep: return torch.stack(keep)` before: nothing is converted, and stack([]) raises
         elif isinstance(value, cst.Name) and self._list_of_tensors(value, node) or isinstance(value, cst.Call) \
                 and _is_builtin_call(self.context, value, ("list", "tuple")) \
                 and self.context.value_of(value).kind is Kind.TENSOR_LIST:
             # No fix: a list filled elsewhere may be empty, and torch.stack([]) raises.
             self.report(node)
+
+    def _known_empty(self, name: cst.Name) -> bool:
+        """A test found the list false (empty) on every path here and nothing filled it since."""
+        read = self.context.read(name)
+        return read is not None and read.falsy
 
     def _all_tensors(self, elements: Sequence[cst.BaseElement]) -> bool:
         return bool(elements) and all(
@@ -112,7 +119,7 @@ class TensorOfTensors(Rule):
                 continue
             if use == "append" and semantic.kind_of(path[-2].args[0].value, path[:-1]) is Kind.TENSOR:
                 continue
-            if use == "len" or use == "argument" and _is_pure_call(self.context, path[-2]):
+            if use in ("len", "test") or use == "argument" and _is_pure_call(self.context, path[-2]):
                 continue
             found = semantic.reaching(node, path) if use != "binding" else []
             if not found or not all(b.how == "assign" and b.value is call for b in found):
@@ -160,7 +167,7 @@ class TensorOfTensors(Rule):
 
 def _use_of(name: cst.Name, path: List[cst.CSTNode]) -> str:
     """How ``name`` (with ancestors ``path``) is used: 'binding' (``name = [...]``, alone on the left),
-    'append' (``name.append(x)``), 'len' (``len(name)``) or 'other'."""
+    'append' (``name.append(x)``), 'len' (``len(name)``), 'test' (its truth value), 'argument' or 'other'."""
     parent = path[-1]
     grand = path[-2] if len(path) >= 2 else None
     if isinstance(parent, cst.AssignTarget) and parent.target is name and isinstance(grand, cst.Assign) \
@@ -175,6 +182,10 @@ def _use_of(name: cst.Name, path: List[cst.CSTNode]) -> str:
     if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and isinstance(grand.func, cst.Name) \
             and grand.func.value == "len" and len(grand.args) == 1:
         return "len"
+    if isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is name \
+            or isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not) \
+            or isinstance(parent, cst.BooleanOperation):
+        return "test"  # its truth value: `if keep:`, `not keep`, `keep and ...`
     if isinstance(parent, cst.Arg) and parent.value is name and isinstance(grand, cst.Call) and not parent.star:
         return "argument"
     return "other"

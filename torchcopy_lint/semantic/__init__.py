@@ -21,7 +21,8 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
   ``.step()`` on a known optimizer.
 - ``context.semantic.step_between(binding, read, is_step=None) -> bool``: whether some path from the
   binding to the read (not rebinding it; through loop back edges) runs a training step.
-- ``context.read(node) -> Read | None``: the read record of a Name/attribute chain node.
+- ``context.read(node) -> Read | None``: the read record of a Name/attribute chain node (``Read.falsy``: a
+  test found it false on every path there, ``if not xs`` / ``len(xs) == 0``, and nothing changed it since).
 - ``context.semantic.ensure(stack)``, ``.module_scope()``, ``.function_scope(fn) -> Scope``: run the
   forward pass of the scopes around a node / of one scope (each runs once); ``Scope.bindings`` (key ->
   bindings), ``Scope.reads``, ``Scope.item_stores`` (``d[k] = v``, ``xs.append(v)``), ``Scope.returns``.
@@ -32,7 +33,8 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.requires_grad(expr) -> Grad`` (``semantic/requires_grad.py``): whether an op on ``expr`` at the
   visited node records an autograd node: YES (evidence it requires grad: a parameter, ``requires_grad=True``,
   a layer's output), NO (it cannot: bool/integer results, factories, ``.data``, ``.detach()``, hook gradients,
-  made under no_grad, ``requires_grad = False``; or grad mode is off at the node), UNKNOWN.
+  made under no_grad, returned by a project function that computes it under no_grad, ``requires_grad = False``;
+  or grad mode is off at the node, also in a private function called only where it is off), UNKNOWN.
 
 - ``context.semantic.storage``: storage identity (storage.py): ``alias_of``/``root`` (views, ``.detach()``,
   ``.data``, the numpy bridge), ``writes_at`` (in-place writes of a statement), ``Side``s and ``hazard``

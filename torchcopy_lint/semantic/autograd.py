@@ -44,6 +44,7 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import children, nodes_of_type
 from .training_order import TrainingOrder, reached_tensor
+from .vocabulary import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,9 @@ NN_INIT = GraphContext(False, "nn.init", "in `nn.init`, which runs under no_grad
 APPLY = GraphContext(False, "apply", "in a function passed to `Module.apply`")
 OPTIMIZER = GraphContext(False, "optimizer", "in an optimizer's `step()`")
 
-_NO_GRAD = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
-                      "torch.inference_mode", "torch.autograd.inference_mode",
-                      "torch.autograd.grad_mode.inference_mode"})
+_NO_GRAD = NO_GRAD_CONTEXTS
 _ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
-_SET_GRAD = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                       "torch.autograd.grad_mode.set_grad_enabled"})
+_SET_GRAD = SET_GRAD_ENABLED
 # Words of a function's name (split at `_`) that say it initialises, loads or converts weights.
 _INIT_WORDS = frozenset({"init", "initialize", "initialise", "initialization", "initialisation", "reinit",
                          "reinitialize", "initialized"})
@@ -123,6 +121,8 @@ class AutogradContexts:
         self._applied: Optional[Set[str]] = None
         self._hooked: Set[str] = set()
         self._refs: Dict[int, Dict[str, List[Tuple[bool, List[cst.CSTNode]]]]] = {}
+        self._off_by_callers: Dict[int, bool] = {}
+        self._attr_counts: Optional[Dict[str, int]] = None
 
     # --- the query ----------------------------------------------------------------------------------
 
@@ -153,6 +153,59 @@ class AutogradContexts:
                     return UNSAVED  # before anything in the forward uses it: the write shapes what it computes
                 return found if found is not UNKNOWN else self._ordered(stack, top, i, written)
         return self._ordered(stack, top, 0, written) if stack and isinstance(stack[0], cst.Module) else UNKNOWN
+
+    def grad_off(self, stack: Sequence[cst.CSTNode], top: Optional[int] = None) -> bool:
+        """Grad mode is off at ``stack[top]`` (the last node by default): a ``with`` block or a decorator
+        turns it off, or the function around it is private (``_name``; or nested in a function), called in
+        its class (``self._name(...)``), module or enclosing function only, at least once, and every call
+        is where grad mode is off (``_regression_prediction``, called only from a ``no_grad`` method)."""
+        top = len(stack) - 1 if top is None else top
+        for i in range(top - 1, -1, -1):
+            node, child = stack[i], stack[i + 1]
+            if isinstance(node, cst.With) and child is node.body:
+                mode = self._with_mode(node)
+                if mode is not None:
+                    return mode.kind == "no_grad"
+            elif isinstance(node, cst.Lambda):
+                return False
+            elif isinstance(node, cst.FunctionDef) and child is node.body:
+                modes = [m for m in (self._grad_mode(d.decorator) for d in node.decorators) if m is not None]
+                if modes:
+                    return modes[0].kind == "no_grad"
+                memo = self._off_by_callers.get(id(node))
+                if memo is None:
+                    self._off_by_callers[id(node)] = False  # busy: a cycle of calls proves nothing
+                    memo = self._off_by_callers[id(node)] = self._callers_off(list(stack), i)
+                return memo
+        return False
+
+    def _callers_off(self, stack: List[cst.CSTNode], index: int) -> bool:
+        fn: cst.FunctionDef = stack[index]  # type: ignore[assignment]
+        name = fn.name.value
+        owner = stack[index - 2] if index >= 2 and isinstance(stack[index - 1], cst.IndentedBlock) else None
+        enclosing = next((i for i in range(index - 1, -1, -1) if isinstance(stack[i], cst.FunctionDef)), None)
+        if enclosing is not None and not isinstance(owner, cst.ClassDef):
+            uses = self._references(stack[:enclosing + 1], stack[enclosing]).get(name, [])
+        elif not name.startswith("_") or name.startswith("__"):
+            return False  # public: callers in other files are expected
+        elif isinstance(owner, cst.ClassDef):
+            uses = self._references(stack[:index - 1], owner).get(f"self.{name}", [])
+            if len(uses) != self._attribute_count(name):
+                return False  # `obj._name` elsewhere in the file: a caller not followed
+        elif index == 1 and isinstance(stack[0], cst.Module):
+            uses = self._references(stack[:1], stack[0]).get(name, [])
+        else:
+            return False
+        return bool(uses) and all(is_call and self.grad_off(path) for is_call, path in uses)
+
+    def _attribute_count(self, attr: str) -> int:
+        """How many ``x.<attr>`` the file has (any receiver)."""
+        if self._attr_counts is None:
+            self._attr_counts = {}
+            for node in nodes_of_type(self.model.module, cst.Attribute):
+                key = node.attr.value
+                self._attr_counts[key] = self._attr_counts.get(key, 0) + 1
+        return self._attr_counts.get(attr, 0)
 
     def _saved_before(self, stack: List[cst.CSTNode], top: int, index: int, written: cst.BaseExpression) -> bool:
         """Whether the forward (or the method called from one) at ``stack[index]`` uses ``written`` before the

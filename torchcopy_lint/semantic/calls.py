@@ -15,7 +15,8 @@ import libcst as cst
 
 from . import library
 from . import vocabulary as v
-from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, TENSORDICT, UNKNOWN, Kind, Value, join, known
+from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .tensordict import KEPT_METHODS, TENSORDICT, names_tensordict
 
 _DATA_LIBRARIES = ("numpy", "math", "pandas", "random", "json")
 _PROJECT_KINDS = {"module": Kind.MODULE, "tensor": Kind.TENSOR, "parameter": Kind.PARAMETER,
@@ -37,7 +38,7 @@ class Calls:
         root, last = parts[0], parts[-1]
         if root in _DATA_LIBRARIES:
             return NOT_TENSOR
-        if v.is_tensordict(q):  # `TensorDict(...)`, `TensorDict.from_module(policy)`
+        if names_tensordict(q):  # `TensorDict(...)`, `TensorDict.from_module(policy)`, `tensordict.stack(...)`
             return TENSORDICT
         if q in v.MAPPING_FACTORIES:
             return self.mapping(call, depth)
@@ -171,7 +172,7 @@ class Calls:
                 or method in v.TENSOR_RETURNING_METHODS or method.endswith("_") or library.is_tensor_method(method):
             rk = known(self.evaluator.value(receiver, depth + 1))
             if rk.kind is Kind.MODULE and method in v.MODULE_PRESERVING_METHODS \
-                    or rk == TENSORDICT and method in v.TENSORDICT_KEPT_METHODS:
+                    or rk == TENSORDICT and method in KEPT_METHODS:
                 return rk
             if method in v.TENSOR_ONLY_METHODS or (method in v.CAST_METHODS and rk.kind.coarse is not Kind.NOT_TENSOR):
                 return TENSOR if rk.kind.coarse is not Kind.NOT_TENSOR else UNKNOWN

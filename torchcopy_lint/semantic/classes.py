@@ -17,7 +17,8 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import descendants, nodes_of_type
 from . import vocabulary as v
-from .kinds import NOT_TENSOR, PARAMETER, TENSOR, TENSORDICT, UNKNOWN, Kind, Value, join, known
+from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .tensordict import TENSORDICT, names_tensordict
 
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
              cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -144,6 +145,8 @@ class Classes:
             return Value(Kind.NUMBER)
         if last in ("dict", "Dict", "Mapping", "MutableMapping"):
             return Value(Kind.MAPPING)
+        if names_tensordict(q or ""):
+            return TENSORDICT
         if last in v.NOT_TENSOR_ANNOTATIONS or (q or "").startswith("numpy."):
             return NOT_TENSOR
         return UNKNOWN
@@ -365,4 +368,4 @@ def _tensordict(ann: cst.BaseExpression) -> bool:
         sides = [side for side in (ann.left, ann.right) if not (isinstance(side, cst.Name) and side.value == "None")]
         return len(sides) == 1 and _tensordict(sides[0])
     name = dotted_name(ann)
-    return name is not None and v.is_tensordict(name)
+    return name is not None and names_tensordict(name)

@@ -19,7 +19,8 @@ from ..imports import dotted_name
 from . import vocabulary as v
 from .. import knowledge
 from .library import descend, module_like, position
-from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, TENSORDICT, UNKNOWN, Kind, Value, join, known
+from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .tensordict import TENSORDICT
 
 _MAX_DEPTH = 48
 _NUMBERS = (cst.Integer, cst.Float, cst.Imaginary)
@@ -127,7 +128,7 @@ class Evaluator:
                 found = self.model.classes.declared(b) or found  # `x: Tensor = g()`
             if found is not None and found.kind in (Kind.NOT_TENSOR, Kind.MAPPING) and not b.path:
                 return self._filled(b, found, depth)
-            return found
+            return found if b.path else self.model.tensordicts.unless_one(b, found)
         if how == "iter":
             return self.iterated(b.value, b.path, depth)
         if how == "aug":
@@ -141,7 +142,7 @@ class Evaluator:
         if how == "ann":
             return self.model.classes.annotation(b.value.annotation)
         if how == "param":
-            return self.model.classes.parameter(b)
+            return self.model.tensordicts.unless_one(b, self.model.classes.parameter(b))
         if how in ("import", "def", "class"):
             return NOT_TENSOR
         if how == "buffer":

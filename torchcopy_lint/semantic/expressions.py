@@ -12,6 +12,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..walk import child_fields
+from .guards import FALSY
 from .scopes import Binding, Read, Scope, State
 from .syntax import all_params
 
@@ -21,13 +22,35 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 class ExpressionWalker:
     """Mixed into FlowPass: ``expr`` walks an expression in ``state``, recording its reads."""
 
+    falsy_seen = False  # a FALSY fact was set in this pass: only then are they looked up and forgotten
+
     def record(self, key: str, node: cst.CSTNode, state: State, scope: Scope) -> None:
-        read = self.reads[id(node)] = Read(key, node, state.get(key), state.fact(key), scope, self.cfg)
+        falsy = self.falsy_seen and state.fact(FALSY + key) is True
+        read = self.reads[id(node)] = Read(key, node, state.get(key), state.fact(key), scope, self.cfg, falsy)
         self.scope.reads.append(read)
 
     def narrow(self, state: State, test: cst.BaseExpression, positive: bool) -> None:
         for key, value in self.model.guards.facts(test, positive, state).items():
             state.facts[key] = value
+            if key.startswith(FALSY):
+                self.falsy_seen = True
+
+    def forget_falsy(self, state: State, keys) -> None:
+        """What a test said of ``keys`` no longer holds: rebound, handed to a call, touched in a loop or try."""
+        if self.falsy_seen:
+            for key in keys:
+                if key is not None and state.fact(FALSY + key) is not None:
+                    state.facts[FALSY + key] = None
+
+    def _call_forgets(self, call: cst.Call, state: State) -> None:
+        """A call may fill what it is given (its receiver, its arguments): ``len(xs)`` does not."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "len":
+            return
+        keys = [dotted_name(arg.value) for arg in call.args]
+        if isinstance(func, cst.Attribute):
+            keys.append(dotted_name(func.value))
+        self.forget_falsy(state, keys)
 
     def expr(self, e: cst.CSTNode, state: State, scope: Scope) -> None:
         t = type(e)
@@ -42,6 +65,8 @@ class ExpressionWalker:
             self.expr(e.func, state, scope)
             for arg in e.args:
                 self.expr(arg.value, state, scope)
+            if self.falsy_seen:
+                self._call_forgets(e, state)
             if self.cfg >= 0:
                 self.scope.calls[self.cfg].append(e)
             for loop, *_ in self.loops:

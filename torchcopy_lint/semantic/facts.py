@@ -225,3 +225,13 @@ class Scope:
         if name in ("True", "False"):
             return ["k", "not-tensor"]
         return ["name", self._qualify(name)]
+
+
+def own_nodes(fn: ast.AST):
+    """The nodes of ``fn``'s body that belong to it, not to a nested def, lambda or class."""
+    pending = list(ast.iter_child_nodes(fn))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))

@@ -17,7 +17,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from .expressions import ExpressionWalker
-from .syntax import all_params, buffer_key, del_keys, pattern_names, target_keys
+from .syntax import all_params, buffer_key, del_keys, mentioned_keys, pattern_names, target_keys
 from .scopes import Binding, Loop, Read, Scope, State, merge_into, union
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -40,6 +40,7 @@ class FlowPass(ExpressionWalker):
         state.defs[key] = (binding,)
         if state.fact(key) is not None:
             state.facts[key] = None
+        self.forget_falsy(state, (key,))
         scope.bindings.setdefault(key, []).append(binding)
         if "." in key:
             for i, ch in enumerate(key):
@@ -66,6 +67,7 @@ class FlowPass(ExpressionWalker):
         if isinstance(target, cst.Subscript):
             self.expr(target, state, scope)
             key = dotted_name(target.value)
+            self.forget_falsy(state, (key,))  # `xs[:0] = [t]`
             if key is not None and value is not None and how == "assign" and not path:
                 scope.item_stores.setdefault(key, []).append(value)
             return
@@ -198,6 +200,7 @@ class FlowPass(ExpressionWalker):
         self._loop(stmt, state, scope, None, infinite=infinite)
 
     def _loop(self, stmt, state: State, scope: Scope, iterable, infinite: bool) -> None:
+        self.forget_falsy(state, mentioned_keys(stmt) if self.falsy_seen else ())  # the body runs again
         bound = self.model.bound_keys(stmt.body)
         if isinstance(stmt, cst.For):
             bound = bound | target_keys(stmt.target)
@@ -256,6 +259,7 @@ class FlowPass(ExpressionWalker):
         merge_into(state, arms)
 
     def stmt_Try(self, stmt, state: State, scope: Scope) -> None:
+        self.forget_falsy(state, mentioned_keys(stmt.body) if self.falsy_seen else ())  # a handler sees any point
         body = state.child()
         self.suite(stmt.body, body, scope)
         arms = []

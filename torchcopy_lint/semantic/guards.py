@@ -5,6 +5,10 @@ numpy, nn.Module classes), ``torch.is_tensor(x)``, ``type(x) is torch.Tensor``, 
 ``x is not None``, ``not``, ``and``/``or``, and guards stored in a variable (``ok = isinstance(...)``
 then ``if ok:``). The forward pass applies the facts to the arms of ``if``/``while``, after
 ``assert``, to the right of ``and``/``or`` and in conditional expressions and comprehensions.
+
+Also whether a name tested false: ``if not xs``, ``len(xs) == 0`` (or ``if xs`` / ``len(xs) > 0`` being
+false) give the fact ``FALSY + "xs"`` (True); flow.py forgets it where ``xs`` is rebound or handed to a call.
+For a list that fact says it is empty.
 """
 
 from __future__ import annotations
@@ -15,9 +19,14 @@ import libcst as cst
 
 from ..imports import dotted_name
 from .kinds import NOT_TENSOR, TENSOR, UNKNOWN, Kind, Value
+from .tensordict import names_tensordict
 from .vocabulary import NOT_TENSOR_BUILTIN_CLASSES, NOT_TENSOR_CLASSES, TENSOR_CLASSES
 
 Facts = Dict[str, Value]
+FALSY = "falsy:"  # prefix of the key of the fact "this name tested false here"
+# len(x) <op> n that says x is empty when true (n: 0 or 1), and when false
+_EMPTY_WHEN_TRUE = {(cst.Equal, 0), (cst.LessThan, 1), (cst.LessThanEqual, 0)}
+_EMPTY_WHEN_FALSE = {(cst.GreaterThan, 0), (cst.GreaterThanEqual, 1), (cst.NotEqual, 0)}
 _GUARD_VALUES = (cst.Call, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison)
 
 
@@ -40,7 +49,7 @@ class Guards:
         q = self.imports.qualified_name(cls)
         if q in TENSOR_CLASSES:
             return "tensor"
-        if q in NOT_TENSOR_CLASSES:
+        if q in NOT_TENSOR_CLASSES or names_tensordict(q or ""):
             return "not"
         if isinstance(cls, cst.Name) and cls.value in NOT_TENSOR_BUILTIN_CLASSES \
                 and not self.imports.is_imported(cls.value):
@@ -64,6 +73,11 @@ class Guards:
                     out[key] = v if key not in out or out[key] == v else UNKNOWN
                 return out
             return {key: v for key, v in left.items() if right.get(key) == v}
+        tested = self._falsy(test, positive)
+        found = self._test_facts(test, positive, state, depth)
+        return found if tested is None else {**found, FALSY + tested: True}
+
+    def _test_facts(self, test: cst.BaseExpression, positive: bool, state, depth: int) -> Facts:
         if isinstance(test, cst.Call):
             return self._call_facts(test, positive)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -74,6 +88,29 @@ class Guards:
                     and isinstance(defs[0].value, _GUARD_VALUES):
                 return self.facts(defs[0].value, positive, state, depth + 1)
         return {}
+
+    def _falsy(self, test: cst.BaseExpression, positive: bool) -> Optional[str]:
+        """The name that ``test`` being ``positive`` says is false (empty, for a list): ``xs`` false,
+        ``len(xs)`` false, ``len(xs) == 0`` true, ``len(xs) > 0`` false; else None."""
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            number = target.comparator
+            if not isinstance(number, cst.Integer) or not self._is_len(test.left):
+                return None
+            case = (type(target.operator), int(number.value, 0))
+            if case in (_EMPTY_WHEN_TRUE if positive else _EMPTY_WHEN_FALSE):
+                return dotted_name(test.left.args[0].value)  # type: ignore[attr-defined]
+            return None
+        if positive:
+            return None
+        if self._is_len(test):
+            test = test.args[0].value  # type: ignore[attr-defined]
+        return dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+
+    def _is_len(self, e: cst.BaseExpression) -> bool:
+        return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "len" \
+            and len(e.args) == 1 and not e.args[0].star and e.args[0].keyword is None \
+            and not self.imports.is_imported("len")
 
     def _call_facts(self, test: cst.Call, positive: bool) -> Facts:
         args = test.args

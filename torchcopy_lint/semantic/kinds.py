@@ -92,8 +92,6 @@ TENSOR = Value(Kind.TENSOR)
 PARAMETER = Value(Kind.PARAMETER)
 NOT_TENSOR = Value(Kind.NOT_TENSOR)
 NUMBER = Value(Kind.NUMBER)
-#: A container of the ``tensordict`` package (vocabulary.TENSORDICT_CLASSES): not a tensor, whatever it calls.
-TENSORDICT = Value(Kind.NOT_TENSOR, "tensordict.TensorDictBase")
 
 
 def value(kind: Kind) -> Value:

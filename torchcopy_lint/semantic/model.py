@@ -25,6 +25,7 @@ from .syntax import all_params, buffer_key, target_keys
 from .guards import Guards
 from .library import ModuleCalls
 from .kinds import UNKNOWN, Kind, Value, join, known
+from .tensordict import TensorDictUses
 from .scopes import Binding, Loop, Read, Scope, State
 from . import vocabulary as v
 
@@ -58,6 +59,7 @@ class SemanticModel:
         self.classes = Classes(self)
         self.calls = Calls(self)
         self.module_calls = ModuleCalls(self)
+        self.tensordicts = TensorDictUses(self)
         self.autograd = AutogradContexts(self)
         self._storage = None
         self._grads = None

@@ -29,7 +29,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from ..settings import environment
-from . import project_files, project_kinds, project_names, site_packages
+from . import project_files, project_grad, project_kinds, project_names, site_packages
 from .project_files import (ROOT_MARKERS, ModuleFile, absolute_target, configure_summary_cache, find_root,
                             marked_root, module_name_for)
 from .project_store import Frame, ProjectStore
@@ -173,6 +173,10 @@ class ProjectIndex:
         """The qualified method ``name`` of the class, defined in it or in its project bases; None."""
         found = self._ask(project_names.find_method, self.resolve(class_qualified) or class_qualified, name)
         return found[0] if found else None
+
+    def returns_without_grad(self, qualified: str) -> bool:
+        """Nothing the function or method returns requires grad: computed under ``torch.no_grad()``..."""
+        return bool(self._ask(project_grad.returns_without_grad, self.resolve(qualified) or qualified))
 
     def attribute_kind(self, class_qualified: str, attr: str) -> Optional[str]:
         """The kind of ``self.<attr>`` of the class, from every assignment in its methods (and its

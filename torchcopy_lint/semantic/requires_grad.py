@@ -28,6 +28,8 @@ import libcst as cst
 from ..walk import children
 from .grad_facts import GradFacts, literal as _literal
 from .kinds import Grad, Kind
+from .vocabulary import VIEW_METHODS
+from .tensordict import TENSORDICT
 
 
 _MAX_DEPTH = 32
@@ -46,12 +48,7 @@ _INTEGRAL = frozenset(
 _INDEXED = frozenset("max min sort topk kthvalue mode median nanmedian cummax cummin".split())
 _NEEDS_DIM = frozenset("max min median nanmedian".split())
 _INTEGRAL_DTYPES = frozenset("long int64 int int32 short int16 int8 uint8 bool".split())
-# Methods whose result is the receiver, a view of it or a conversion of it (their arguments are
-# sizes, dims, dtypes, devices): the receiver's answer. Under no_grad they may return the receiver.
-_SAME = frozenset(
-    """to cpu cuda float double half bfloat16 contiguous view view_as reshape reshape_as flatten unflatten
-    squeeze unsqueeze expand expand_as permute transpose t narrow select unbind split chunk tensor_split
-    unfold diagonal movedim moveaxis swapaxes swapdims as_strided type pin_memory requires_grad_""".split())
+_SAME = VIEW_METHODS  # the receiver's answer; under no_grad they may return the receiver
 _VIEWS = _SAME | frozenset("T mT H mH real imag".split())
 _TORCH_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"})
 _OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
@@ -88,7 +85,7 @@ class RequiresGrad:
     def _grad_off(self, stack: List[cst.CSTNode]) -> bool:
         """Grad mode is off here by a ``with`` block or a decorator around it (not a guess from a name)."""
         context = self.model.autograd.context(stack)
-        return context.kind == "no_grad" and context.where.startswith("under")
+        return context.kind == "no_grad" and context.where.startswith("under") or self.model.autograd.grad_off(stack)
 
     # --- expressions ------------------------------------------------------------------------------
 
@@ -138,6 +135,8 @@ class RequiresGrad:
             index = e.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "1":
                 return Grad.NO  # `x.max(1)[1]`: the indices
+        if self.model.evaluator.value(base) == TENSORDICT:
+            return Grad.UNKNOWN  # an entry of a TensorDict: the container says nothing about it
         return self.of(base, depth + 1)
 
     def _gives_indices(self, call: cst.Call) -> bool:
@@ -188,7 +187,41 @@ class RequiresGrad:
             return self._torch_function(torch_name, call, depth)
         if self._is_module_call(call):
             return Grad.YES  # a layer's output: its parameters require grad
+        if self._returns_without_grad(call):
+            return Grad.NO  # a project function that computes what it returns under no_grad
         return self._method(call.func, call, depth) if isinstance(call.func, cst.Attribute) else None
+
+    def _returns_without_grad(self, call: cst.Call) -> bool:
+        """The callee is a function or method of the project (this file's included) whose every returned
+        value is computed with grad mode off (the project index reads it: grad_returns.py)."""
+        index = self.model.project
+        own = getattr(index, "module_name", None)
+        if index is None or not own:
+            return False
+        func = call.func
+        q = self.model.imports.qualified_name(func)
+        if q is not None:
+            return not self.model.outside_project(q) and index.returns_without_grad(q)
+        if isinstance(func, cst.Name):
+            read = self.model.reads.get(id(func))
+            found = self.model.bindings_of_read(read) if read is not None else []
+            return len(found) == 1 and found[0].how == "def" and found[0].scope.kind == "module" \
+                and index.returns_without_grad(f"{own}.{func.value}")
+        if not isinstance(func, cst.Attribute):
+            return False
+        cls = None
+        if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            read = self.model.reads.get(id(func.value))
+            owner = read.scope.flow.owner_class if read is not None else None
+            cls = owner.name.value if owner is not None else None
+        if cls is None:
+            receiver = self.model.evaluator.value(func.value)
+            cls = receiver.cls if receiver is not None and receiver.kind in (Kind.MODULE, Kind.RECORD) else None
+        if cls is None:
+            return False
+        cls = f"{own}.{cls}" if cls in self.model.module_classes else cls
+        method = index.method_of(cls, func.attr.value) if not self.model.outside_project(cls) else None
+        return method is not None and index.returns_without_grad(method)
 
     def _leaf(self, call: cst.Call) -> Optional[Grad]:
         """``requires_grad=`` given to a factory, or an ``nn.Parameter``."""

@@ -39,12 +39,16 @@ class Binding:
 
 
 class Read:
-    """A use of ``key`` (a Name or an attribute chain) and what reaches it."""
+    """A use of ``key`` (a Name or an attribute chain) and what reaches it; ``falsy``: on every path here a
+    test found it false (``if not xs``, ``len(xs) == 0``) and nothing rebound it or passed it to a call since
+    (aliases and nested functions are not followed)."""
 
-    __slots__ = ("key", "node", "defs", "fact", "scope", "cfg")
+    __slots__ = ("key", "node", "defs", "fact", "scope", "cfg", "falsy")
 
-    def __init__(self, key: str, node: cst.CSTNode, defs: Optional[Defs], fact, scope: "Scope", cfg: int) -> None:
+    def __init__(self, key: str, node: cst.CSTNode, defs: Optional[Defs], fact, scope: "Scope", cfg: int,
+                 falsy: bool = False) -> None:
         self.key, self.node, self.defs, self.fact, self.scope, self.cfg = key, node, defs, fact, scope, cfg
+        self.falsy = falsy
 
 
 class Loop:

@@ -13,8 +13,8 @@ that imports the module. It holds, as plain JSON:
   (namedtuple, NamedTuple, dataclass), attributes assigned to ``self`` in any method
   (with class-level annotations), attributes on which a module-only method is called,
   and the methods' summaries;
-- ``functions``: parameters, decorators, return annotation and the facts of what each
-  ``return`` gives back.
+- ``functions``: parameters, decorators, return annotation, the facts of what each
+  ``return`` gives back, and ``ng``: what "nothing it returns requires grad" rests on (grad_returns.py).
 
 How values are described (facts) is in semantic/facts.py.
 
@@ -31,9 +31,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..source.precheck import parsed_or_none
 from .lazy import LazyEntries, Text
-from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, target_names
+from .grad_returns import may_turn_grad_off, no_grad_names
+from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, own_nodes, target_names
 
-SUMMARY_FORMAT = 4  # bump when the shape of a summary changes (it is part of the disk cache key)
+SUMMARY_FORMAT = 5  # bump when the shape of a summary changes (it is part of the disk cache key)
 MODULE_ONLY_METHODS = frozenset(
     """parameters named_parameters modules named_modules children named_children buffers named_buffers
     train eval register_forward_hook register_forward_pre_hook register_full_backward_hook
@@ -265,9 +266,12 @@ def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
     module_used: List[str] = []
     generator = False
     buffers: List[tuple] = []
-    for sub in _own_nodes(node):
+    hopeful = bool(deco)  # something may turn grad mode off, or detach (grad_returns.py, asked only then)
+    for sub in own_nodes(node):
         if isinstance(sub, (ast.Yield, ast.YieldFrom)):
             generator = True
+        elif may_turn_grad_off(sub):
+            hopeful = True
         elif isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
             scope.locals.setdefault(sub.target.id, []).append(sub.value)
         elif isinstance(sub, ast.ExceptHandler) and sub.name:
@@ -298,6 +302,7 @@ def _function_summary(node: ast.AST, method: bool) -> Dict[str, Any]:
     summary: Dict[str, Any] = {
         "params": names, "deco": deco, "ann": annotation(node.returns),
         "ret": returns, "gen": generator, "async": isinstance(node, ast.AsyncFunctionDef),
+        "ng": no_grad_names(node, scanned=True) if hopeful and not generator else None,
     }
     if method:
         summary["self_attrs"] = self_attrs
@@ -324,16 +329,6 @@ def _is_register_buffer(node: ast.AST, receiver: str) -> bool:
         and node.func.attr == "register_buffer" and isinstance(node.func.value, ast.Name) \
         and node.func.value.id == receiver and bool(node.args) \
         and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of ``fn``'s body that belong to it, not to a nested def, lambda or class."""
-    pending = list(ast.iter_child_nodes(fn))
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def _own_statements(body: Sequence[ast.stmt]):

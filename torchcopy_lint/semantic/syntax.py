@@ -64,3 +64,14 @@ def pattern_names(pattern: cst.CSTNode) -> List[str]:
 def binds(target: cst.BaseExpression, key: str) -> bool:
     """Whether an assignment/loop target binds the name (or ``a.b`` chain) ``key``."""
     return key in target_keys(target)
+
+
+def mentioned_keys(node: cst.CSTNode) -> Set[str]:
+    """Every name and attribute chain ``node`` mentions (nested scopes included)."""
+    found = set()
+    for sub in descendants(node):
+        if isinstance(sub, (cst.Name, cst.Attribute)):
+            key = dotted_name(sub)
+            if key is not None:
+                found.add(key)
+    return found

@@ -130,22 +130,20 @@ MODULE_IF_MODULE_FUNCTIONS = frozenset(["torch.compile"])
 module, and something else (a compiled function) otherwise. ``torch.jit.script`` is left out: a
 ``ScriptModule`` is copied by its own ``__deepcopy__``, another story than an eager module's."""
 
-TENSORDICT_CLASSES = frozenset(
-    "TensorDict TensorDictBase TensorDictParams LazyStackedTensorDict PersistentTensorDict".split()
-)
-"""The ``tensordict`` package's containers (torchrl's batches and specs). They have ``clone``, ``detach``,
-``.data``, ``.to`` and the casts like a tensor, but are no tensors: ``TensorDict.to(..., copy=True)`` raises
-("to() does not accept copy argument"). Their methods are no evidence of a tensor."""
-TENSORDICT_KEPT_METHODS = TENSOR_ONLY_METHODS | MODULE_PRESERVING_METHODS | CAST_METHODS | frozenset(
-    "select exclude apply update expand squeeze reshape view copy".split())
-"""Methods of a TensorDict that return a TensorDict (``td.clone()``, ``td.detach()``, ``td.to(device)``)."""
-
-
-def is_tensordict(name: str) -> bool:
-    """``tensordict.TensorDict``, ``tensordict.base.TensorDictBase.from_module``, ``TensorDictParams``: a
-    (qualified or dotted) name whose parts name one of tensordict's containers."""
-    return any(part in TENSORDICT_CLASSES for part in name.split("."))
-
-
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 """Loaders whose iteration yields default-collated batches of their dataset's items."""
+
+VIEW_METHODS = frozenset(
+    """to cpu cuda float double half bfloat16 contiguous view view_as reshape reshape_as flatten unflatten
+    squeeze unsqueeze expand expand_as permute transpose t narrow select unbind split chunk tensor_split
+    unfold diagonal movedim moveaxis swapaxes swapdims as_strided type pin_memory requires_grad_""".split())
+"""Tensor methods whose result is the receiver, a view of it or a conversion of it (their arguments are sizes,
+dims, dtypes, devices): it requires grad as the receiver does."""
+
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                              "torch.inference_mode", "torch.autograd.inference_mode",
+                              "torch.autograd.grad_mode.inference_mode"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                              "torch.autograd.grad_mode.set_grad_enabled"})
+"""Grad-mode contexts and decorators: ``with torch.no_grad():`` turns recording off, as
+``set_grad_enabled(False)`` does."""

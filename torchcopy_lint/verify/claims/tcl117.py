@@ -79,3 +79,38 @@ def _tcl117_no_node_without_grad(device: str) -> None:
         assert converted.grad_fn is None and not converted.requires_grad, f"{spelling}.to(float64) recorded a node"
     same = weight.to(weight.dtype)
     assert same is weight and same.grad_fn is None, "a no-op conversion made a copy"
+
+
+@claim("TCL117-no-node-called-under-no-grad", "TCL117",
+       "a function called only under no_grad (a with block, or a @no_grad method calling it) runs with grad mode "
+       "off: a conversion in it records no node; what a function computes under no_grad and returns does not "
+       "require grad (also after in-place scaling there), but does once updated in place with a parameter "
+       "where grad mode is on",
+       devices=("cpu",), tags={"near-miss"})
+def _tcl117_no_node_called_under_no_grad(device: str) -> None:
+    import torch
+
+    weight = torch.nn.Parameter(torch.randn(3, 4, device=device))
+
+    def _prediction():
+        return (weight * 2).to(torch.float64)
+
+    @torch.no_grad()
+    def predict():
+        return _prediction()
+
+    with torch.no_grad():
+        assert _prediction().grad_fn is None, "a conversion in a function called under no_grad recorded a node"
+    assert predict().grad_fn is None, "a conversion in a function called from a no_grad method recorded a node"
+    assert _prediction().grad_fn is not None, "the same function called with grad mode on recorded nothing"
+
+    def projection():
+        with torch.no_grad():
+            out = weight.clone()
+            out[out > 0] *= 0.5
+        return out
+
+    assert not projection().requires_grad, "a value computed under no_grad and returned requires grad"
+    scaled = projection()
+    scaled.mul_(weight)
+    assert scaled.requires_grad, "an in-place update with a parameter, grad mode on, left it not requiring grad"
