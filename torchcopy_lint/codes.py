@@ -135,10 +135,15 @@ CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
 #: `.detach(` called on a call's result (TCL103, TCL117).
 DETACH_AFTER_CALL = r"\)" + GAP + DOT + call_of("detach")
 
-#: TCL120's statement: an in-place method called on a subscript, maybe through `.data` (`h[idx].zero_()`,
-#: `h[idx].data.zero_()`; closing parentheses may come between).
-INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*(?:" + DOT + "data" + GAP + r"(?:\)" + GAP + r")*)?"
-                    + DOT + call_of(r"\w+_"))
+#: TCL120's statement: an in-place method called on a subscript, maybe through `.data` or `.detach()`, which
+#: are still the copy (`h[idx].zero_()`, `h[idx].data.zero_()`, `h[idx].detach().zero_()`; closing parentheses
+#: may come between) ...
+_STILL_THE_COPY = ("(?:" + DOT + "(?:data|detach" + GAP + r"\(" + GAP + r"\))" + GAP + r"(?:\)" + GAP + r")*)*")
+#: ... or an in-place function called on one (`torch.zero_(h[idx])`, `nn.init.normal_(self.w[idx], 0, 1)`): a
+#: `[` in the first argument, with no `,` or `;` before it (the rule reports a dotted name's subscript only);
+#: a comment is matched whole, to its line's end (each character one way: no runaway backtracking).
+INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*" + _STILL_THE_COPY + DOT + call_of(r"\w+_") + "|"
+                    + call_of(r"_(?<=\w_)") + r"(?:[^\[\],;#]|#[^\r\n]*(?![^\r\n]))*\[")
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.

@@ -348,10 +348,10 @@ def _one_element(side: ast.AST) -> bool:
 
 
 def _expression_statement_shapes(value: ast.AST, add) -> None:
+    indexed_write(value, add)  # h[idx].zero_(), zeros_(w[idx]) (TCL120: index_shapes.py)
     if value.__class__ is not ast.Call or value.func.__class__ is not ast.Attribute:  # type: ignore[attr-defined]
         return
     func = value.func  # type: ignore[attr-defined]
-    indexed_write(value, add)  # h[idx].zero_() (TCL120: index_shapes.py)
     if func.attr in _DISCARDABLE_SET:
         add("stmt_conversion")  # x.to(device)
     elif func.attr == "append" and value.args:  # type: ignore[attr-defined]
