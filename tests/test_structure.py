@@ -194,6 +194,8 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
     assert "TCL113" in _plan(b"from torch import from_numpy as f\nt = f(a)\nt.add_(1)\n", codes).codes
     assert "TCL113" in _plan(b"import torch\nt = torch.from_numpy(a)\na[0] = 1\n", codes).codes
     assert "TCL113" in _plan(b"a = t.detach().numpy()\na += 1\n", codes).codes
+    assert "TCL113" in _plan(b"import torch\nt = torch.FloatTensor(a)\na[0] = 1\n", codes).codes  # legacy
+    assert "TCL113" not in _plan(b"import torch\nt = torch.FloatTensor(a)\nb[0] = 1\n", codes).codes
     assert "TCL113" not in _plan(b"from torch import from_numpy as f\nt = f(a)\nprint(t)\n", codes).codes
     assert "TCL113" not in _plan(b"import torch\nt = torch.from_numpy(a)\nb[0] = 1\n", codes).codes
     assert _plan(b"y = x.detach()\nprint(y)\n", codes).codes == frozenset()

@@ -41,7 +41,9 @@ SPLIT = {
     "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
     "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)", "xs = [  # all\n    t] * 3\nxs[0].add_(1)\nprint(xs)",
                "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
-    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],
+    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)",
+               "import numpy as np\na = np.zeros(3, dtype=np.float32)\nu = torch.FloatTensor  (  # shared\n    a)\n"
+               "u.add_(1)\nprint(a)"],
     "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)",
                # once missed by the text prefilter: a "best so far" test whose name is rebound to a non-reference,
                # a snapshot-named container stored into or appended to
