@@ -194,6 +194,8 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
     assert "TCL113" in _plan(b"from torch import from_numpy as f\nt = f(a)\nt.add_(1)\n", codes).codes
     assert "TCL113" in _plan(b"import torch\nt = torch.from_numpy(a)\na[0] = 1\n", codes).codes
     assert "TCL113" in _plan(b"a = t.detach().numpy()\na += 1\n", codes).codes
+    assert "TCL113" in _plan(b"import torch\nt = torch.FloatTensor(a)\na[0] = 1\n", codes).codes  # legacy
+    assert "TCL113" not in _plan(b"import torch\nt = torch.FloatTensor(a)\nb[0] = 1\n", codes).codes
     assert "TCL113" not in _plan(b"from torch import from_numpy as f\nt = f(a)\nprint(t)\n", codes).codes
     assert "TCL113" not in _plan(b"import torch\nt = torch.from_numpy(a)\nb[0] = 1\n", codes).codes
     assert _plan(b"y = x.detach()\nprint(y)\n", codes).codes == frozenset()
@@ -247,8 +249,11 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
     # TCL120: an in-place call on a subscript, as a statement, one index not plainly basic
     assert _plan(b"h[idx].zero_()\n", codes).codes == {"TCL120"}
     for write in (b"h.data[idx].zero_()\n", b"h[idx].data.zero_()\n", b"h[idx][0].add_(1).mul_(2)\n",
-                  b"h[:, [0, 2]].fill_(1)\n", b"h[True].zero_()\n", b"(h[m]).zero_()\n"):
+                  b"h[:, [0, 2]].fill_(1)\n", b"h[True].zero_()\n", b"(h[m]).zero_()\n",
+                  b"h[idx].detach().zero_()\n", b"torch.zero_(h[idx])\n", b"zeros_(w.data[idx])\n",
+                  b"nn.init.normal_(w[idx].detach(), std=1)\n"):
         assert "TCL120" in _plan(write, codes).codes, write
     for near in (b"h[0].zero_()\n", b"h[1:, -1].add_(1)\n", b"h[None, ...].mul_(2)\n", b"y = h[idx].zero_()\n",
-                 b"h[idx] = 0\n", b"h[idx] += 1\n", b"h.index_fill_(0, idx, 0)\n", b"h[idx].sum()\n"):
+                 b"h[idx] = 0\n", b"h[idx] += 1\n", b"h.index_fill_(0, idx, 0)\n", b"h[idx].sum()\n",
+                 b"torch.zero_(h[0:2])\n", b"zeros_(w)\n", b"h[idx].detach()\n"):
         assert "TCL120" not in _plan(near, codes).codes, near

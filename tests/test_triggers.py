@@ -41,7 +41,9 @@ SPLIT = {
     "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
     "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)", "xs = [  # all\n    t] * 3\nxs[0].add_(1)\nprint(xs)",
                "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
-    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)"],
+    "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)",
+               "import numpy as np\na = np.zeros(3, dtype=np.float32)\nu = torch.FloatTensor  (  # shared\n    a)\n"
+               "u.add_(1)\nprint(a)"],
     "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)",
                # once missed by the text prefilter: a "best so far" test whose name is rebound to a non-reference,
                # a snapshot-named container stored into or appended to
@@ -54,13 +56,15 @@ SPLIT = {
     # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
     "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
     "TCL120": ["t[[0, 2]]  \\\n    .zero_()", "(t[t > 0]  # a mask\n ).fill_(  # a copy\n    1)",
-               "t[[0, 2]].data \\\n    .add_(1)"],
+               "t[[0, 2]].data \\\n    .add_(1)", "t[[0, 2]].detach(  # still the copy\n).zero_()",
+               "torch.nn.init.zeros_(  # init\n    t[[0, 2]])", "torch.clamp_((  # rows\n    t)[[0, 2]], 0, 1)"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
 NEAR_MISSES = {
     # an in-place call on a call's result or a name, not on a subscript; a subscript assignment
-    "TCL120": ["t.index_select(0, i).zero_()\n", "t[i] = 0\n", "t[i].sum()\n", "x = a[0]\nx.zero_()\n"],
+    "TCL120": ["t.index_select(0, i).zero_()\n", "t[i] = 0\n", "t[i].sum()\n", "x = a[0]\nx.zero_()\n",
+               "t[i].detach()\n", "torch.zero_(t.index_select(0, i))\n", "torch.zero_(t, [0, 1])\n"],
     # a constant, a keyword argument and a history read are not references kept with intent
     "TCL114": ["initialized = True\nx.add_(1)\n", "f(init=x)\nx.add_(1)\n", "y = trace[0]\nx.add_(1)\n",
                "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n"],
@@ -106,6 +110,9 @@ def test_near_misses_stay_out(code, snippet):
     ("TCL114", "x.add_(1)\n" + "history[" * 50_000 + "\nlog[" + "a[b" * 50_000 + "\n< " + "a." * 50_000),
     # once quadratic: 38 s for a 100,000-space line, from `\s*\(?\s*` (two ways to split every run)
     ("TCL110", " " * 100_000 + "x)\n(y).backward("),
+    ("TCL120", "x_(" + "(  " * 50_000 + "a"),
+    ("TCL120", "x_(" + "a  # [\n" * 20_000 + ")"),
+    ("TCL120", "x]" + ".detach()  " * 20_000 + ".x"),
 ])
 def test_hostile_text_fails_to_match_without_runaway_backtracking(code, hostile):
     # Each gap is matched one way only, so these fail in milliseconds (an ambiguous gap would not finish).

@@ -59,6 +59,11 @@ VIEW_METHODS = frozenset("""detach numpy view view_as transpose t permute squeez
 VIEW_ATTRIBUTES = frozenset({"data", "T", "mT"})
 #: The last names of the functions that share their argument's memory (storage.SHARING_FUNCTIONS has them whole).
 SHARING_NAMES = frozenset({"from_numpy", "as_tensor", "asarray"})
+#: torch's legacy constructors and the numpy dtype of an array whose memory each shares (any other dtype: a copy;
+#: `Tensor` follows the default dtype, float32 unless a file sets it; TCL113-legacy-constructor-shares).
+LEGACY_CONSTRUCTORS = {"Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64",
+                       "HalfTensor": "float16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
+                       "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool"}
 #: Methods ending in `_` that do not write values (the aliasing rules' in-place writes are the others).
 NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "pin_memory_", "record_stream_"})
 #: What the semantic model (semantic/calls.py) calls a number or another non-tensor value by name alone, which
@@ -135,10 +140,15 @@ CAST_AFTER_CALL = r"\)" + GAP + CAST_CALL
 #: `.detach(` called on a call's result (TCL103, TCL117).
 DETACH_AFTER_CALL = r"\)" + GAP + DOT + call_of("detach")
 
-#: TCL120's statement: an in-place method called on a subscript, maybe through `.data` (`h[idx].zero_()`,
-#: `h[idx].data.zero_()`; closing parentheses may come between).
-INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*(?:" + DOT + "data" + GAP + r"(?:\)" + GAP + r")*)?"
-                    + DOT + call_of(r"\w+_"))
+#: TCL120's statement: an in-place method called on a subscript, maybe through `.data` or `.detach()`, which
+#: are still the copy (`h[idx].zero_()`, `h[idx].data.zero_()`, `h[idx].detach().zero_()`; closing parentheses
+#: may come between) ...
+_STILL_THE_COPY = ("(?:" + DOT + "(?:data|detach" + GAP + r"\(" + GAP + r"\))" + GAP + r"(?:\)" + GAP + r")*)*")
+#: ... or an in-place function called on one (`torch.zero_(h[idx])`, `nn.init.normal_(self.w[idx], 0, 1)`): a
+#: `[` in the first argument, with no `,` or `;` before it (the rule reports a dotted name's subscript only);
+#: a comment is matched whole, to its line's end (each character one way: no runaway backtracking).
+INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*" + _STILL_THE_COPY + DOT + call_of(r"\w+_") + "|"
+                    + call_of(r"_(?<=\w_)") + r"(?:[^\[\],;#]|#[^\r\n]*(?![^\r\n]))*\[")
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
@@ -230,7 +240,9 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # a list multiplied, an in-place write, and a list of one multiplied in an assignment.
     "TCL112": (LIST_TIMES, IN_PLACE_WRITE, LIST_TIMES_ASSIGNED),
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
-    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray"),
+    # (`Tensor(`: the legacy constructors, `torch.FloatTensor(a)`)
+    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray")
+               + "|" + call_of("Tensor"),
                IN_PLACE_WRITE),
     # a tensor kept by reference with intent (a snapshot name assigned, a snapshot- or history-named container
     # stored into or appended to, a "best so far" comparison), then an in-place write (or a step)

@@ -1,8 +1,9 @@
 """TCL120's shape token, from CPython's tree (shapes.py holds the others): an in-place call on a subscript.
 
 ``stmt_index_write``: a statement that is an in-place call (a chain of them) on a subscript, maybe through
-``.data`` (``h[idx].zero_()``, ``h[idx].data.add_(1).mul_(2)``, ``h[idx][0].zero_()``), one of whose indices is not
-plainly basic. Slices, ints, ``None``, ``...`` and tuples of them give a view whatever the names hold, so
+``.data`` or ``.detach()`` (``h[idx].zero_()``, ``h[idx].data.add_(1).mul_(2)``, ``h[idx].detach().zero_()``,
+``h[idx][0].zero_()``), or an in-place function called on one (``torch.zero_(h[idx])``,
+``nn.init.normal_(w[idx])``), one of whose indices is not plainly basic. Slices, ints, ``None``, ``...`` and tuples of them give a view whatever the names hold, so
 ``xs[0].add_(1)`` (common) cannot hold a report; anything else may be advanced indexing (the rule decides).
 """
 
@@ -17,21 +18,46 @@ _BASIC_CONSTANTS = (int, type(None), type(Ellipsis))
 
 def indexed_write(node: ast.AST, add) -> None:
     """Add ``stmt_index_write`` when the expression statement ``node`` is such a call."""
-    called = False
-    while node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
+    if node.__class__ is ast.Call and node.func.__class__ is ast.Name and is_in_place(node.func.id) \
+            and node.args:  # type: ignore[attr-defined]
+        node = node.args[0]  # type: ignore[attr-defined]  # zeros_(w[idx]), imported from torch.nn.init
+    elif node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
             and is_in_place(node.func.attr):  # type: ignore[attr-defined]
-        node, called = node.func.value, True  # type: ignore[attr-defined]
-    if not called:
-        return
-    while node.__class__ is ast.Subscript or _is_data(node):
-        if node.__class__ is ast.Subscript and not _basic(node.slice):  # type: ignore[attr-defined]
+        first = node.args[0] if node.args else None  # type: ignore[attr-defined]  # torch.zero_(h[idx])
+        if first is not None and _advanced(first):
             add("stmt_index_write")
             return
-        node = node.value  # type: ignore[attr-defined]
+        while node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
+                and is_in_place(node.func.attr):  # type: ignore[attr-defined]
+            node = node.func.value  # type: ignore[attr-defined]
+    else:
+        return
+    if _advanced(node):
+        add("stmt_index_write")
 
 
-def _is_data(node: ast.AST) -> bool:
-    return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
+def _advanced(node: ast.AST) -> bool:
+    """A subscript (maybe under ``.data``/``.detach()``) one of whose indices is not plainly basic."""
+    node = _still_the_copy(node)
+    if node.__class__ is not ast.Subscript:
+        return False
+    while node.__class__ is ast.Subscript:
+        if not _basic(node.slice):  # type: ignore[attr-defined]
+            return True
+        node = _still_the_copy(node.value)  # type: ignore[attr-defined]
+    return False
+
+
+def _still_the_copy(node: ast.AST) -> ast.AST:
+    """Below any ``.data`` and ``.detach()``: a subscript's copy seen through them is still the copy."""
+    while True:
+        if node.__class__ is ast.Attribute and node.attr == "data":  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        elif node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
+                and node.func.attr == "detach" and not node.args:  # type: ignore[attr-defined]
+            node = node.func.value  # type: ignore[attr-defined]
+        else:
+            return node
 
 
 def _basic(index: ast.AST) -> bool:

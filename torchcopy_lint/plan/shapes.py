@@ -38,8 +38,8 @@ from .binding_names import BINDERS, LOAD, bindings
 from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, last_name, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
 from .index_shapes import indexed_write
-from ..codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SHARING_NAMES,
-                    SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
+from ..codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, LEGACY_CONSTRUCTORS,
+                     SHARING_NAMES, SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
 
 _CONVERSION_SET = frozenset(CONVERSION_METHODS)
 _DISCARDABLE_SET = frozenset(DISCARDABLE_METHODS)
@@ -282,7 +282,8 @@ def _assign_shapes(node: ast.Assign, add) -> None:
 def _may_share(func: ast.AST) -> bool:
     """``torch.from_numpy`` / ``as_tensor`` / ``np.asarray``, or a plain name that may be one imported under
     another name."""
-    return func.__class__ is ast.Name or func.__class__ is ast.Attribute and func.attr in SHARING_NAMES  # type: ignore[attr-defined]
+    return func.__class__ is ast.Name or func.__class__ is ast.Attribute \
+        and (func.attr in SHARING_NAMES or func.attr in LEGACY_CONSTRUCTORS)  # type: ignore[attr-defined]
 
 
 def _dotted(expr: ast.AST) -> Optional[str]:
@@ -348,10 +349,10 @@ def _one_element(side: ast.AST) -> bool:
 
 
 def _expression_statement_shapes(value: ast.AST, add) -> None:
+    indexed_write(value, add)  # h[idx].zero_(), zeros_(w[idx]) (TCL120: index_shapes.py)
     if value.__class__ is not ast.Call or value.func.__class__ is not ast.Attribute:  # type: ignore[attr-defined]
         return
     func = value.func  # type: ignore[attr-defined]
-    indexed_write(value, add)  # h[idx].zero_() (TCL120: index_shapes.py)
     if func.attr in _DISCARDABLE_SET:
         add("stmt_conversion")  # x.to(device)
     elif func.attr == "append" and value.args:  # type: ignore[attr-defined]

@@ -34,7 +34,7 @@ from .scope_groups import SCOPE_JOINED, scope_groups
 from .arguments import UNLESS, followed
 from .training import PLACED_CALLS
 from ..codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
-                    compile_trigger)
+                     LEGACY_CONSTRUCTORS, compile_trigger)
 from .shapes import ALIAS_JOINS, Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
@@ -62,7 +62,8 @@ NEEDS: Dict[str, Needs] = {
     "TCL111": _needs({"stmt_conversion"}),  # a conversion method's call as a statement: `x.to(device)`
     # the aliasing rules: an alias made, and the storage of one of its sides written in place (by name)
     "TCL112": _needs({"listmul_written"}),  # xs = [t] * n, then xs[i].add_(1)
-    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray"}, {"bridge_written"}),
+    "TCL113": _needs({"method:numpy", "call:from_numpy", "call:as_tensor", "call:asarray",
+                      *("call:" + name for name in LEGACY_CONSTRUCTORS)}, {"bridge_written"}),
     "TCL114": _needs({"kept_written"}),  # best = w / hist.append(x), then w.add_(1) or opt.step()
     "TCL115": _needs({"detach_written"}),  # y = x.detach(), then y.zero_()
     "TCL116": _needs({"conv_of:" + c for c in CREATION_FUNCTIONS}),  # torch.zeros(n).to(d)

@@ -53,6 +53,7 @@ class DiscardedTensorConversion(Rule):
     segment_triggers = (CONVERSION_CALL + "|" + KIND_EVIDENCE,)
 
     VALID = [
+        "import torch\ndef f(n: int):\n    big = n > 0\n    big.float()\n    return big",
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.to('cpu')",
         "import torch\nx = torch.zeros(2)\nx = x.to('cpu')",
         "import torch\nx = torch.zeros(2)\nx.requires_grad_()",
@@ -66,6 +67,7 @@ class DiscardedTensorConversion(Rule):
         "import torch\nx = torch.zeros(2, dtype=torch.long)\nx.float().contiguous()",
         "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.w = torch.nn.Parameter(torch.zeros(2))\n    def f(self):\n        self.w.detach()",
+        "import torch\ndef f(feats: torch.Tensor):\n    mask = feats > 0\n    mask.float()\n    return mask",
     ]
 
     def visit_Expr(self, node: cst.Expr) -> None:

@@ -1,12 +1,11 @@
 """Values of expressions and bindings, computed on demand and memoized per binding.
 
-What it knows: literals and displays, names and attribute chains (through the reads the forward
-pass recorded: a read's value is the join of the bindings that reach it, or the narrowing in force),
-subscripts of tensors, lists and mappings, operators, conditional expressions, calls (torch
-functions and classes, optimizers, records, mappings, builtins, methods of tensors and modules,
-functions and classes of this file, and of the project through ``ProjectIndex``), what iterating or
-unpacking a value yields. A binding being computed when it is asked again (``x = x + 1`` in a loop)
-gives no information (None), which joins neutrally; deep chains give UNKNOWN.
+What it knows: literals and displays, names and attribute chains (through the reads the forward pass recorded: a read's
+value is the join of the bindings that reach it, or the narrowing in force), subscripts of tensors, lists and mappings,
+operators, comparisons with a tensor (a bool tensor), conditional expressions, calls (torch functions and classes,
+optimizers, records, mappings, builtins, methods of tensors and modules, functions and classes of this file, and of the
+project through ``ProjectIndex``), what iterating or unpacking a value yields. A binding being computed when it is
+asked again (``x = x + 1`` in a loop) gives no information (None, which joins neutrally); deep chains UNKNOWN.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ _MAX_DEPTH = 48
 _NUMBERS = (cst.Integer, cst.Float, cst.Imaginary)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _BUSY = object()
+_ELEMENTWISE = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
 class Evaluator:
@@ -77,6 +77,10 @@ class Evaluator:
             if all(x is None or x.kind.is_known_other and x.kind is not Kind.MODULE for x in (left, right)):
                 return join([left, right]) or None
             return UNKNOWN
+        if isinstance(e, cst.Comparison) and len(e.comparisons) == 1 \
+                and isinstance(e.comparisons[0].operator, _ELEMENTWISE):  # feats > 0: a bool tensor
+            sides = (self.value(side, depth + 1) for side in (e.left, e.comparisons[0].comparator))
+            return TENSOR if any(x is not None and x.kind.is_tensor for x in sides) else UNKNOWN
         if isinstance(e, cst.UnaryOperation):
             return NOT_TENSOR if isinstance(e.operator, cst.Not) else self.value(e.expression, depth + 1)
         if isinstance(e, cst.IfExp):
@@ -86,9 +90,8 @@ class Evaluator:
         return UNKNOWN
 
     def optional(self, e: cst.IfExp, depth: int) -> Optional[Value]:
-        """``X if c else None`` is X's value: every question a rule asks (is this a tensor whose
-        copy is a hazard, a module being deep-copied, a tensor written through ``.data``) is
-        about what happens when the value is not None; with None the code raises or does nothing."""
+        """``X if c else None`` is X's value: every question a rule asks (a tensor whose copy is a hazard, a module
+        deep-copied, a tensor written through ``.data``) is about the value not None (None raises or does nothing)."""
         branches = [b for b in (e.body, e.orelse) if not (isinstance(b, cst.Name) and b.value == "None")]
         return join([self.value(b, depth + 1) for b in branches]) if branches else NOT_TENSOR
 

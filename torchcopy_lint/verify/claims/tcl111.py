@@ -127,3 +127,30 @@ def _tcl111_fix_parameter_caveat(device: str) -> None:
     except TypeError:
         return
     raise AssertionError("assigning a plain tensor to a parameter attribute did not raise")
+
+
+@claim("TCL111-comparison-is-a-tensor", "TCL111",
+       "a comparison of a tensor with a number or tensor (<, >, <=, >=, ==, !=; either side) and & of two are bool "
+       "tensors that .float()/.long()/.to(int64) leave bool; ints compared, `in`, `is` give Python bools; on a tensor "
+       "nn.LSTM returns tensors (output, (h, c)), nn.GRU (output, h), MultiheadAttention (output, weights)", tags={
+           "hazard", "near-miss"})
+def _tcl111_comparison_is_a_tensor(device: str) -> None:
+    import torch
+
+    feats = torch.tensor([-1.0, 0.0, 2.0], device=device)
+    masks = [feats > 0, 0 < feats, feats == feats.max(), feats != 1, feats <= 1, feats >= 1,
+             (feats >= 1) & (feats < 3)]
+    for mask in masks:
+        assert isinstance(mask, torch.Tensor) and mask.dtype is torch.bool, type(mask)
+        before = _state(mask)
+        for convert in (mask.float, mask.long, lambda: mask.to(torch.int64)):
+            assert convert() is not mask and _state(mask) == before, "a conversion changed the mask"
+    n = 3
+    assert type(n > 0) is bool and not hasattr(n > 0, "float")
+    assert type(feats in [feats]) is bool and type(feats is feats) is bool
+    x = torch.zeros(5, 2, 8, device=device)
+    out, (h, c) = torch.nn.LSTM(8, 4).to(device)(x)
+    seq, last = torch.nn.GRU(8, 4).to(device)(x)
+    attended, weights = torch.nn.MultiheadAttention(8, 2).to(device)(x, x, x)
+    for value in (out, h, c, seq, last, attended, weights):
+        assert isinstance(value, torch.Tensor), type(value)

@@ -110,3 +110,45 @@ def _tcl113_cpu_call_near_miss(device: str) -> None:
         pass
     else:
         raise AssertionError("numpy() of a GPU tensor did not raise")
+
+
+@claim("TCL113-legacy-constructor-shares", "TCL113",
+       "torch.FloatTensor(a) and torch.Tensor(a) share a float32 array's memory both ways (contiguous or not), and "
+       "each legacy constructor shares an array of its own dtype (Double float64, Half float16, Long int64, Int int32, "
+       "Short int16, Char int8, Byte uint8, Bool bool); an array of any other dtype is copied (FloatTensor of float64 "
+       "or int64, DoubleTensor of float32); torch.Tensor follows the default dtype (set to float64: a float64 array "
+       "is shared, a float32 one copied); the fix torch.tensor(a) copies with the same dtype",
+       devices=("cpu",), tags={"hazard", "near-miss", "fix"}, requires=NUMPY)
+def _tcl113_legacy_constructor_shares(device: str) -> None:
+    import numpy as np
+    import torch
+
+    def shares(constructor, a) -> bool:
+        t = constructor(a)
+        before = t.clone()
+        a.flat[0] = 1 if a.dtype == np.bool_ else a.flat[0] + 7
+        return not torch.equal(t, before)
+
+    own = {"Tensor": np.float32, "FloatTensor": np.float32, "DoubleTensor": np.float64, "HalfTensor": np.float16,
+           "LongTensor": np.int64, "IntTensor": np.int32, "ShortTensor": np.int16, "CharTensor": np.int8,
+           "ByteTensor": np.uint8, "BoolTensor": np.bool_}
+    for name, dtype in own.items():
+        constructor = getattr(torch, name)
+        assert shares(constructor, np.zeros(4, dtype=dtype)), f"torch.{name} copied a {dtype.__name__} array"
+        fixed = torch.tensor(np.zeros(4, dtype=dtype))
+        assert fixed.dtype == constructor(np.zeros(4, dtype=dtype)).dtype, f"torch.tensor's dtype differs ({name})"
+    t = torch.FloatTensor(np.zeros(3, dtype=np.float32))
+    a = t.numpy()
+    t.add_(1)
+    assert a.tolist() == [1.0, 1.0, 1.0], "a write to the tensor did not reach the array"
+    assert shares(torch.Tensor, np.zeros((4, 4), dtype=np.float32)[:, ::2]), "a strided float32 array was copied"
+    for name, dtype in (("FloatTensor", np.float64), ("FloatTensor", np.int64), ("DoubleTensor", np.float32),
+                        ("Tensor", np.float64), ("LongTensor", np.int32)):
+        assert not shares(getattr(torch, name), np.zeros(4, dtype=dtype)), f"torch.{name} shared a {dtype} array"
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert shares(torch.Tensor, np.zeros(3)), "torch.Tensor copied a float64 array under a float64 default"
+        assert not shares(torch.Tensor, np.zeros(3, dtype=np.float32)), "torch.Tensor shared a float32 array"
+    finally:
+        torch.set_default_dtype(previous)

@@ -38,7 +38,7 @@ def _changed(device: str, name: str, write) -> None:
        "(torch.tensor([0, 2]), arange, randperm, argsort, topk(..).indices, nonzero(), torch.where(c)[0]), the tuple "
        "of torch.where(c) or nonzero(as_tuple=True), a bool mask of any dimension (a 0-d one and a Python bool too), "
        "a list of ints or bools, a tuple index with one such element (h[:, [0, 2]], h[idx, 0]), also through .data "
-       "(h.data[idx], h[idx].data), chained (h[idx].add_(1).mul_(2)) or subscripted again (h[idx][0]); the indexed "
+       "(h.data[idx], h[idx].data) or .detach() (h.detach()[idx], h[idx].detach()), chained (h[idx].add_(1).mul_(2)) or subscripted again (h[idx][0]); the indexed "
        "result shares no storage with h",
        tags={"hazard"})
 def _tcl120_advanced_index_copy(device: str) -> None:
@@ -66,6 +66,8 @@ def _tcl120_advanced_index_copy(device: str) -> None:
         "h[idx, 0].zero_()": lambda h: h[ints, 0].zero_(),
         "h.data[idx].zero_()": lambda h: h.data[ints].zero_(),
         "h[idx].data.zero_()": lambda h: h[ints].data.zero_(),
+        "h.detach()[idx].zero_()": lambda h: h.detach()[ints].zero_(),
+        "h[idx].detach().zero_()": lambda h: h[ints].detach().zero_(),
         "h[idx].add_(1).mul_(2)": lambda h: h[ints].add_(1).mul_(2),
         "h[idx][0].zero_()": lambda h: h[ints][0].zero_(),
         "h[idx].clamp_(0, 1)": lambda h: h[ints].clamp_(0, 1),
@@ -94,6 +96,34 @@ def _tcl120_numpy_index_copy(device: str) -> None:
                         ("a bool array", done)):
         _unchanged(device, f"h[{name}].zero_()", lambda h: h[index].zero_())
     _changed(device, "h[np.array(1)].zero_()", lambda h: h[np.array(1)].zero_())
+
+
+@claim("TCL120-in-place-function-copy", "TCL120",
+       "an in-place function of torch given an advanced-indexing subscript writes the copy and leaves h unchanged: torch."
+       "zero_/fill_/clamp_/relu_/sigmoid_, torch.nn.functional.relu_, torch.nn.init.zeros_/ones_/constant_/normal_/"
+       "uniform_/orthogonal_ (a parameter's copy too; through .data or .detach()); on a slice (a view) they write h",
+       tags={"hazard", "near-miss"})
+def _tcl120_in_place_function_copy(device: str) -> None:
+    import torch
+
+    ints = torch.tensor([0, 2], device=device)
+    init, functional = torch.nn.init, torch.nn.functional
+    writes = {
+        "torch.zero_": torch.zero_, "torch.fill_(., 5)": lambda t: torch.fill_(t, 5),
+        "torch.clamp_(., 0, 1)": lambda t: torch.clamp_(t, 0, 1), "torch.relu_": lambda t: torch.relu_(t.sub_(99)),
+        "torch.sigmoid_": torch.sigmoid_, "F.relu_": lambda t: functional.relu_(t.sub_(99)),
+        "init.zeros_": init.zeros_, "init.ones_": init.ones_, "init.constant_(., 3)": lambda t: init.constant_(t, 3),
+        "init.normal_": init.normal_, "init.uniform_": init.uniform_, "init.orthogonal_": init.orthogonal_,
+    }
+    for name, write in writes.items():
+        _unchanged(device, f"{name}(h[idx])", lambda h: write(h[ints]))
+        _unchanged(device, f"{name}(h.data[idx])", lambda h: write(h.data[ints]))
+        _unchanged(device, f"{name}(h[idx].detach())", lambda h: write(h[ints].detach()))
+        _changed(device, f"{name}(h[0:2])", lambda h: write(h[0:2]))
+    for name in ("zeros_", "normal_", "orthogonal_"):
+        w = torch.nn.Parameter(_grid(device))
+        getattr(init, name)(w[ints])
+        assert torch.equal(w.detach(), _grid(device)), f"init.{name}(w[idx]) changed the parameter w"
 
 
 @claim("TCL120-basic-index-is-a-view", "TCL120",
