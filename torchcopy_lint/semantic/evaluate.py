@@ -90,8 +90,7 @@ class Evaluator:
         return UNKNOWN
 
     def optional(self, e: cst.IfExp, depth: int) -> Optional[Value]:
-        """``X if c else None`` is X's value: every question a rule asks (a tensor whose copy is a hazard, a module
-        deep-copied, a tensor written through ``.data``) is about the value not None (None raises or does nothing)."""
+        """``X if c else None`` is X's value: every question a rule asks is about the value, not None."""
         branches = [b for b in (e.body, e.orelse) if not (isinstance(b, cst.Name) and b.value == "None")]
         return join([self.value(b, depth + 1) for b in branches]) if branches else NOT_TENSOR
 
@@ -154,8 +153,7 @@ class Evaluator:
         return UNKNOWN
 
     def _filled(self, b, found: Value, depth: int) -> Value:
-        """An empty list filled by ``xs.append(t)`` with tensors only is a list of tensors; a mapping's
-        items are what ``d[k] = v`` stores (a display's own items included)."""
+        """A list filled by ``xs.append(t)`` of tensors only holds tensors; a mapping, what ``d[k] = v`` stores."""
         stores = b.scope.item_stores.get(b.key)
         if not stores:
             return found
@@ -245,9 +243,8 @@ class Evaluator:
         return UNKNOWN  # the keys of a mapping can be tensors too
 
     def batches(self, loader: cst.BaseExpression, depth: int) -> Optional[Value]:
-        """What iterating ``DataLoader(ds)`` yields when ``ds`` is an instance of a class of this file whose
-        ``__getitem__`` returns tensors (a batch: a tensor) or tuples of them (a list of tensors), with the
-        default collation (no ``collate_fn``); None when that is not known."""
+        """What iterating ``DataLoader(ds)`` (no ``collate_fn``) yields when ``ds``'s class here has a ``__getitem__``
+        returning tensors (a batch: a tensor) or tuples of them (a list of tensors); None when that is not known."""
         calls = [loader] if isinstance(loader, cst.Call) else self._assigned_calls(loader)
         found: List[Optional[Value]] = []
         for call in calls or ():
