@@ -88,8 +88,10 @@ class DataMutation(DataWrites):
 
     def found(self, node: cst.Attribute, context: GraphContext, evidence: str, form: str,
               replacement: Optional[cst.BaseExpression]) -> None:
-        if form == "rebind":  # (no fix: DataWrites gives a rebind none)
+        if form == "rebind" and context.kind == "step":  # (no fix: DataWrites gives a rebind none)
             message = self.rebind_message
+        elif form == "rebind":  # in a forward or hook the rebind may be the point (feeding values forward):
+            message = self.rebind_message.split("; rebind it")[0]  # the fact, no place to move it to
         elif context.kind in ("forward", "hook"):
             message = (f"in-place write through `.data` {context.where}: autograd does not see it, so backward() "
                        "silently uses the new values; use `.detach()` (backward then raises) or `torch.no_grad()`")
