@@ -42,8 +42,9 @@ class DataMutation(DataWrites):
     )
     rebind_message = (
         "assigning to `.data` swaps the tensor's storage, dtype and shape behind autograd {where}: backward uses "
-        "the new values where the graph saved the tensor itself (`x * w`) and the old ones where it saved a view "
-        "(`F.linear` saves `w.t()`); rebind it outside the step, after `backward()`"
+        "the new values where the graph saved the tensor as an input (`x * w`), the old ones where it saved a view "
+        "(`F.linear` saves `w.t()`) or the tensor as an op's output (`relu`, `exp`); rebind it outside the step, "
+        "after `backward()`"
     )
     triggers = TRIGGERS["TCL104"]  # in codes.py, importable without LibCST
     segment_triggers = (TRIGGERS["TCL104"][1] + "|" + GRAPH_EVIDENCE,)  # keep the callers the context reads

@@ -252,8 +252,8 @@ def _tcl104_step_write_corrupts_grad(device: str) -> None:
 
 
 @claim("TCL104-rebind-saved-self-or-view", "TCL104",
-       "w.data = v between a forward and its backward: where the graph saved w itself (x * w) backward uses v, "
-       "where it saved a view (F.linear saves w.t()) backward uses the old values",
+       "w.data = v between a forward and its backward: where the graph saved w itself as an input (x * w) "
+       "backward uses v, where it saved a view (F.linear saves w.t()) or w as an op's output (exp) the old values",
        tags={"hazard"})
 def _tcl104_rebind_saved_self_or_view(device: str) -> None:
     import torch
@@ -271,6 +271,11 @@ def _tcl104_rebind_saved_self_or_view(device: str) -> None:
     w.data = torch.full((2, 3), 5.0, device=device)  # noqa: TCL104
     loss.backward()
     assert x.grad.tolist() == [[2.0, 2.0, 2.0]], f"F.linear: x.grad {x.grad.tolist()}, expected the old w's [2, 2, 2]"
+    x = torch.zeros(3, device=device, requires_grad=True)
+    y = x.exp()  # exp saves its output, y
+    y.data = torch.full((3,), 5.0, device=device)  # noqa: TCL104
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0], f"exp: x.grad {x.grad.tolist()}, expected the old output's [1, 1, 1]"
 
 
 @claim("TCL104-write-before-use-consistent", "TCL104",
