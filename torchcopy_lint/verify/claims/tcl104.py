@@ -281,7 +281,8 @@ def _tcl104_rebind_saved_self_or_view(device: str) -> None:
 @claim("TCL104-write-before-use-consistent", "TCL104",
        "in a forward, w.data.clamp_(max=2) before anything uses w gives backward of sum(w*w) the gradient of what "
        "the forward computed ([2, 4, 4] at w = [1, 2, 2] after the clamp): no graph saved w yet, so nothing is "
-       "corrupted (why TCL104 needs a use before the write)")
+       "corrupted (why TCL104 needs a use before the write)",
+       tags={"near-miss"})
 def _tcl104_write_before_use_consistent(device: str) -> None:
     import torch
 
