@@ -40,12 +40,12 @@ class DataMutation(DataWrites):
         "in-place write through `.data` {where}: autograd does not see the write, so backward() silently uses the "
         "new values; use `.detach()` (backward then raises) or `torch.no_grad()`"
     )
-    rebind_message = (
+    rebind_fact = (
         "assigning to `.data` swaps the tensor's storage, dtype and shape behind autograd {where}: backward uses "
         "the new values where the graph saved the tensor as an input (`x * w`), the old ones where it saved a view "
-        "(`F.linear` saves `w.t()`) or the tensor as an op's output (`relu`, `exp`); rebind it outside the step, "
-        "after `backward()`"
+        "(`F.linear` saves `w.t()`) or the tensor as an op's output (`relu`, `exp`)"
     )
+    rebind_message = rebind_fact + "; rebind it outside the step, after `backward()`"
     triggers = TRIGGERS["TCL104"]  # in codes.py, importable without LibCST
     segment_triggers = (TRIGGERS["TCL104"][1] + "|" + GRAPH_EVIDENCE,)  # keep the callers the context reads
 
@@ -92,7 +92,7 @@ class DataMutation(DataWrites):
         if form == "rebind" and context.kind == "step":  # (no fix: DataWrites gives a rebind none)
             message = self.rebind_message
         elif form == "rebind":  # in a forward or hook the rebind may be the point (feeding values forward):
-            message = self.rebind_message.split("; rebind it")[0]  # the fact, no place to move it to
+            message = self.rebind_fact  # no place to move it to
         elif context.kind in ("forward", "hook"):
             message = (f"in-place write through `.data` {context.where}: autograd does not see it, so backward() "
                        "silently uses the new values; use `.detach()` (backward then raises) or `torch.no_grad()`")

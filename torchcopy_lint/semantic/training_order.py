@@ -31,6 +31,7 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import children
 from .kinds import Kind
+from .syntax import all_params, mentioned_keys
 
 #: Methods whose result iterates (or is) the module's own tensors: ``for p in model.parameters()``.
 _OWN_TENSORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "modules",
@@ -95,8 +96,9 @@ class TrainingOrder:
         root = direct
         while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
             root = root.func if isinstance(root, cst.Call) else root.value
-        if isinstance(fn, cst.FunctionDef) and isinstance(root, cst.Name) and root.value in _inputs(fn):
-            return True
+        if isinstance(fn, cst.FunctionDef) and isinstance(root, cst.Name) \
+                and root.value in {p.name.value for p in all_params(fn.params)} - {"self", "cls"}:
+            return True  # one of the function's inputs (a method's self and cls are not)
         owners = self._owners(written, list(stack[:top + 1]))
         order, events = self._events(list(stack[:scope_index + 1]))
         at = order.get(id(stack[top]))
@@ -184,7 +186,7 @@ class TrainingOrder:
                 continue
             if isinstance(node, cst.Assign):
                 events.extend((len(order), "bind", node, target.target.value) for target in node.targets
-                              if isinstance(target.target, cst.Name) and not _mentions(node.value, target.target.value))
+                              if isinstance(target.target, cst.Name) and target.target.value not in mentioned_keys(node.value))
             if isinstance(node, cst.Call):
                 recording_off = next((mode is False for mode in reversed(modes) if mode is not None), False)
                 self._classify(node, path + [node], recording_off, len(order), events)
@@ -229,14 +231,6 @@ def reached_tensor(written: cst.BaseExpression) -> cst.BaseExpression:
             return expr
 
 
-def _inputs(fn: cst.FunctionDef) -> List[str]:
-    """The names of a function's inputs, less a method's ``self``/``cls``."""
-    params = fn.params
-    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return [n for n in names if n not in ("self", "cls")]
-
-
 def _not_recorded(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
     """A name in a target position, part of a longer chain, or whose metadata only is read."""
     if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -260,13 +254,3 @@ def _loss_of(backward: cst.CSTNode) -> Optional[str]:
     else:
         return None
     return target.value if isinstance(target, cst.Name) else None
-
-
-def _mentions(expr: cst.CSTNode, name: str) -> bool:
-    pending = [expr]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, cst.Name) and node.value == name:
-            return True
-        pending.extend(children(node))
-    return False
