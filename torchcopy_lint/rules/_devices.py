@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import Optional
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -20,18 +21,31 @@ from ._convert import CAST_DTYPES
 from ._dtypes import LEGACY_DTYPES, kept_from, traced
 from ._exact import classify, integer
 
-#: What makes the default device of creations another than the CPU.
-_SETS_DEVICE = re.compile(r"set_default_device|\bwith\b[^\n:]*\bdevice\s*\(")
+#: What makes the default device of creations another than the CPU: a call that sets it (the legacy
+#: ``set_default_tensor_type(torch.cuda.FloatTensor)`` too), or a ``with torch.device(..):`` block.
+_SETS_DEVICE = re.compile(r"set_default_device|set_default_tensor_type|\bwith\b[^\n:]*\bdevice\s*\(")
+#: Per file (its semantic model) the answer of ``default_device_changes``: one search of the text per file.
+_CHANGES_DEVICE: "WeakKeyDictionary[object, bool]" = WeakKeyDictionary()
 _CREATIONS = frozenset("""zeros ones empty eye full arange linspace logspace tensor rand randn randint randperm
     """.split()) | frozenset(LEGACY_DTYPES)
 
 
 def tensor_device(context: FileContext, expr: cst.BaseExpression) -> Optional[str]:
     """The device type ``expr`` (a tensor) is on where the code proves it: "cpu", "cuda", ...; None otherwise."""
-    source = context.semantic.source
-    text = source.decode("latin-1") if isinstance(source, bytes) else source
-    default = None if text is None or _SETS_DEVICE.search(text) else "cpu"
+    default = None if default_device_changes(context) else "cpu"
     return traced(context, expr, lambda e: _direct_device(context, e, default), _device_kept_from)
+
+
+def default_device_changes(context: FileContext) -> bool:
+    """Whether the file may make creations on another device than the CPU (see ``_SETS_DEVICE``): then a
+    creation's device is not known (TCL118), nor is a move of it a copy (TCL116)."""
+    model = context.semantic
+    answer = _CHANGES_DEVICE.get(model)
+    if answer is None:
+        source = model.source
+        text = source.decode("latin-1") if isinstance(source, bytes) else source
+        answer = _CHANGES_DEVICE[model] = text is None or _SETS_DEVICE.search(text) is not None
+    return answer
 
 
 def device_type(context: FileContext, expr: Optional[cst.BaseExpression]) -> Optional[str]:

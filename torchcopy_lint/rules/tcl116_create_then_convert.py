@@ -16,6 +16,7 @@ from ._build import with_keywords
 from ._convert import CAST_DTYPES, dtype_expression, is_literal_false, receiver, torch_module
 from ._exact import (DEVICE_EXACT, argument, changes_nothing, classify, created_dtypes, cuda_device, dtype_name,
                      fill_range, integer, same_values)
+from ._devices import default_device_changes
 from ._dtypes import SETS_DTYPE, source_mentions
 from ._tensor_data import NUMPY, data_kind, number_kind
 
@@ -25,8 +26,6 @@ _CASTS = frozenset(CASTS)
 _KEEP = ("requires_grad", "pin_memory")
 #: Creations whose own ``dtype=`` is part of what they compute (exact integers first, a fill in that dtype).
 _COMPUTED_IN = frozenset({"arange", "linspace", "full", "full_like", "tensor"})
-#: What a file calls to change the default device of every creation after it.
-_SETS_DEVICE = ("set_default_device", "set_default_tensor_type")
 
 Target = Dict[str, cst.BaseExpression]  # "device" / "dtype" -> the expression to pass
 
@@ -105,7 +104,7 @@ class CreateThenConvert(Rule):
                 not target or "device" in target)):
             return  # made on its input's device, where the computation mostly is: a no-op or a device-to-device move
         move = _device_move(node, func.attr.value, target)
-        if move and self._mentions(_SETS_DEVICE):
+        if move and default_device_changes(self.context):
             return  # the creation is made on the default device, the one it is moved to most often: not known
         data = data_kind(self.context, argument(creation, 0, "data")) if name == "tensor" and move else None
         if name == "tensor" and move and data != NUMPY:
