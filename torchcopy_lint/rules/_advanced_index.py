@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..engine import FileContext
 from ..semantic import Kind
+from ..semantic.vocabulary import BOOL_RESULTS
 from ._dtypes import COMPARISONS
 from ._exact import integer
 
@@ -28,8 +29,7 @@ ARRAYS = "a tuple of index arrays"
 
 #: torch functions whose result, as an index, is always advanced (whatever their arguments, if they run).
 _TORCH_INT = frozenset("arange randperm argsort nonzero multinomial".split())
-_TORCH_MASK = frozenset("""isnan isinf isfinite isneginf isposinf isreal logical_not logical_and logical_or logical_xor
-    eq ne gt lt ge le greater less greater_equal less_equal not_equal""".split())
+_TORCH_MASK = BOOL_RESULTS
 _NUMPY_INT = frozenset("flatnonzero argsort arange argwhere random.permutation".split())
 _NUMPY_TUPLE = frozenset({"nonzero", "where"})  # one argument: a tuple of integer arrays
 #: Tensor methods whose result is a mask (any dimension: a 0-d bool index copies too).

@@ -16,6 +16,7 @@ from typing import Callable, FrozenSet, Optional, Tuple
 import libcst as cst
 
 from ..engine import FileContext
+from ..semantic.vocabulary import BOOL_RESULTS, INT64_RESULTS
 from ._convert import CAST_DTYPES
 from ._exact import classify, created_dtypes, dtype_name
 from ._tensor_data import number_kind
@@ -24,9 +25,6 @@ from ._tensor_data import number_kind
 CAST_RESULTS = {method: {"float": "float32", "half": "float16", "double": "float64", "long": "int64",
                          "int": "int32", "short": "int16", "bool": "bool", "bfloat16": "bfloat16",
                          "uint8": "uint8", "int8": "int8"}[name] for method, name in CAST_DTYPES.items()}
-_INT64 = frozenset("argmax argmin argsort nonzero argwhere randint randperm".split())
-_BOOL = frozenset("""eq ne lt le gt ge isnan isinf isfinite isneginf isposinf isclose logical_and logical_or
-    logical_not logical_xor""".split())
 COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _CREATIONS = frozenset("zeros ones empty eye full arange linspace tensor rand randn".split())
 #: Methods whose result has the dtype and device of their receiver (``view`` unless given a dtype).
@@ -139,9 +137,9 @@ def _call_dtype(context: FileContext, call: cst.Call, default_set: bool) -> Opti
         return target_dtype(context, call)
     if method == "view" and len(call.args) == 1 and classify(context, call.args[0].value) == "dtype":
         return dtype_name(context, call.args[0].value)  # `x.view(torch.int32)` reinterprets the bytes
-    if (name or method) in _BOOL:
+    if (name or method) in BOOL_RESULTS:
         return "bool"
-    if (name or method) in _INT64 and (name is not None or method not in ("randint", "randperm")):
+    if (name or method) in INT64_RESULTS and (name is not None or method not in ("randint", "randperm")):
         return _own_dtype(context, call, "int64")
     legacy = (name or "").rpartition(".")[2]
     if legacy in LEGACY_DTYPES and name in (legacy, "cuda." + legacy):

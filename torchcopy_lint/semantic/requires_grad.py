@@ -28,7 +28,7 @@ import libcst as cst
 from ..walk import children
 from .grad_facts import GradFacts, literal as _literal
 from .kinds import Grad, Kind
-from .vocabulary import VIEW_METHODS
+from .vocabulary import BOOL_RESULTS, INT64_RESULTS, VIEW_METHODS
 from .tensordict import TENSORDICT
 
 
@@ -40,11 +40,9 @@ _FACTORIES = frozenset(
     frombuffer tril_indices triu_indices""".split())
 _NEW = frozenset("new_zeros new_ones new_empty new_full new_tensor".split())
 # Results that are bool or integer tensors (or tuples of them): they never require grad.
-_INTEGRAL = frozenset(
-    """argmax argmin argsort nonzero eq ne lt gt le ge greater less greater_equal less_equal not_equal isnan
-    isinf isfinite isneginf isposinf isclose isin logical_and logical_or logical_not logical_xor bitwise_and
-    bitwise_or bitwise_xor bitwise_not bucketize searchsorted multinomial count_nonzero bincount signbit
-    long int bool short byte char argwhere""".split())
+_INTEGRAL = BOOL_RESULTS | INT64_RESULTS | frozenset(
+    """bitwise_and bitwise_or bitwise_xor bitwise_not bucketize searchsorted multinomial count_nonzero bincount
+    long int bool short byte char""".split())
 _INDEXED = frozenset("max min sort topk kthvalue mode median nanmedian cummax cummin".split())
 _NEEDS_DIM = frozenset("max min median nanmedian".split())
 _INTEGRAL_DTYPES = frozenset("long int64 int int32 short int16 int8 uint8 bool".split())

@@ -13,6 +13,13 @@ from __future__ import annotations
 from ..codes import (NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS,  # noqa: F401
                      NUMBER_METHODS)
 
+BOOL_RESULTS = frozenset("""eq ne lt le gt ge greater less greater_equal less_equal not_equal isnan isinf isfinite
+    isneginf isposinf isreal isclose isin signbit logical_and logical_or logical_not logical_xor""".split())
+"""torch functions and tensor methods whose result is a bool tensor whatever their arguments: it never requires
+grad (requires_grad.py), its dtype is bool (rules/_dtypes.py), as an index it is a mask (rules/_advanced_index.py)."""
+INT64_RESULTS = frozenset("argmax argmin argsort nonzero argwhere randint randperm".split())
+"""torch functions whose result is an int64 tensor (``randint``/``randperm`` unless a ``dtype=`` says otherwise)."""
+
 TORCH_TENSOR_FUNCTIONS = frozenset("cdist norm tensordot".split())
 """``torch.X(...)`` that returns a single tensor, where torch's annotations do not say so (``torch/functional.py``
 defines these without a return annotation). Everything annotated is in ``knowledge/torch_table.json``."""
