@@ -51,12 +51,15 @@ from .vocabulary import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
 class GraphContext:
     """``live``: evidence says a graph is live here. ``kind``: forward, hook, step (live); no_grad, grad,
     nn.init, init, apply, load, optimizer (graph-free); unknown (no evidence either way). ``where``: a
-    phrase for messages. ``evidence``: for ``step``, the forward call and the backward call around it."""
+    phrase for messages. ``evidence``: for ``step``, the forward call and the backward call around it.
+    ``from_callers``: the context is the one of every call of the enclosing function in its class or module,
+    not of a block or decorator around the code itself (a caller in another file may differ)."""
 
     live: bool
     kind: str
     where: str
     evidence: Tuple[cst.CSTNode, ...] = ()
+    from_callers: bool = False
 
     @property
     def graph_free(self) -> bool:
@@ -344,10 +347,11 @@ class AutogradContexts:
         contexts = [self._at(path, len(path) - 1) for _, path in uses]
         live = next((c for c in contexts if c.live and c.kind in ("forward", "hook")), None)
         if live is not None:
-            return GraphContext(True, live.kind, f"in `{callee}`, called {live.where}")
+            return GraphContext(True, live.kind, f"in `{callee}`, called {live.where}", from_callers=True)
         if any(not c.graph_free for c in contexts):
             return None
-        return GraphContext(False, contexts[0].kind, f"in `{callee}`, called only {contexts[0].where}")
+        return GraphContext(False, contexts[0].kind, f"in `{callee}`, called only {contexts[0].where}",
+                            from_callers=True)
 
     def _references(self, outer: List[cst.CSTNode], scope: cst.CSTNode) -> Dict[str, List[Tuple[bool, List[cst.CSTNode]]]]:
         """Every use in ``scope`` of ``self.<name>`` (a class) or of a plain name (a function), once per scope:

@@ -83,7 +83,7 @@ class RequiresGrad:
     def _grad_off(self, stack: List[cst.CSTNode]) -> bool:
         """Grad mode is off here by a ``with`` block or a decorator around it (not a guess from a name)."""
         context = self.model.autograd.context(stack)
-        return context.kind == "no_grad" and context.where.startswith("under") or self.model.autograd.grad_off(stack)
+        return context.kind == "no_grad" and not context.from_callers or self.model.autograd.grad_off(stack)
 
     # --- expressions ------------------------------------------------------------------------------
 
