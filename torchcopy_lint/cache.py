@@ -1,6 +1,6 @@
 """The result cache (like ``.ruff_cache``): diagnostics keyed by file content.
 
-Key = hash(file bytes, tool build, enabled codes), where the build is the version
+Key = hash(digest of the file bytes, tool build, enabled codes), where the build is the version
 plus the size and mtime of the package's own modules (``build_fingerprint``): an
 edited checkout (an editable install) never answers from results of older code. A result that consulted the
 project index is kept under that key plus the file's path (``located_key``: the same
@@ -8,7 +8,7 @@ content elsewhere belongs to another project), with the files it depended on (by
 digest); it is valid only while they are unchanged (``dependencies_current``, each
 file hashed once per run). One JSON index per tool
 version, loaded once per run and merged back atomically at the end, so a warm run
-costs one read plus hashing the files. Concurrent runs are safe (last writer
+costs one read plus hashing the files (none, when run/filestats.py knows a file's digest from its stat). Concurrent runs are safe (last writer
 wins, both writers hold valid entries); a corrupt index is ignored.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any, Dict, FrozenSet, List, Optional, Union
 
 from . import __version__
@@ -81,10 +80,15 @@ def build_fingerprint() -> str:
 
 def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False, environment: str = "") -> str:
     """``environment``: the fingerprint of the Python environment whose packages the lint may read."""
-    digest = hashlib.sha256(content)  # as content_digest
-    digest.update(("\0" + build_fingerprint() + "\0" + ",".join(sorted(codes)) + ("\0ipynb" if notebook else "")
-                   + (f"\0env:{environment}" if environment else "")).encode())
-    return digest.hexdigest()[:32]
+    return key_of_digest(content_digest(content), codes, notebook, environment)
+
+
+def key_of_digest(digest: str, codes: FrozenSet[str], notebook: bool = False, environment: str = "") -> str:
+    """``cache_key`` of the content whose ``content_digest`` is ``digest`` (a fixed-length prefix: keys stay
+    unique), so that a file known by its digest (run/filestats.py) is looked up without being read."""
+    text = (f"sha256:{digest}\0{build_fingerprint()}\0{','.join(sorted(codes))}" + ("\0ipynb" if notebook else "")
+            + (f"\0env:{environment}" if environment else ""))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def located_key(key: str, path: str) -> str:
@@ -101,12 +105,7 @@ class ResultCache:
         self.new: Dict[str, Entry] = {}
 
     def _read(self) -> Dict[str, Entry]:
-        try:
-            with open(self.index_path, "rb") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_json_object(self.index_path)
 
     def lookup(self, key: str, path: str) -> Optional[Entry]:
         """The entry for this content: one that holds wherever the file is, else one for this path."""
@@ -139,19 +138,37 @@ class ResultCache:
     def save(self) -> None:
         if not self.new:
             return
-        try:
-            os.makedirs(os.path.dirname(self.index_path), exist_ok=True)
-            _write_gitignore(self.directory)
-            merged = self._read()
-            merged.update(self.new)
-            if len(merged) > _MAX_ENTRIES:
-                merged = dict(list(merged.items())[-_MAX_ENTRIES:])
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.index_path), suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                json.dump(merged, handle, separators=(",", ":"))
-            os.replace(tmp, self.index_path)
-        except OSError:
-            pass  # a cache that cannot be written is only a slower next run
+        merged = self._read()
+        merged.update(self.new)
+        if len(merged) > _MAX_ENTRIES:
+            merged = dict(list(merged.items())[-_MAX_ENTRIES:])
+        write_json_atomically(self.directory, self.index_path, merged)
+
+
+def read_json_object(path: str) -> Dict[str, Any]:
+    """The JSON object stored at ``path``; {} when it is absent, unreadable or not an object."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json_atomically(directory: str, path: str, data: Dict[str, Any]) -> None:
+    """Replace ``path`` (under the cache ``directory``) with ``data`` at once: a concurrent reader sees the old
+    file or the new one, never a part. A cache that cannot be written is only a slower next run."""
+    import tempfile
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _write_gitignore(directory)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _write_gitignore(directory: str) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..diagnostics import SYNTAX_ERROR_CODE, Diagnostic
+from ..source.files import is_notebook  # noqa: F401  (re-exported: the notebook package's API)
 from .magics import split_lines
 
 BOM = b"\xef\xbb\xbf"
@@ -23,10 +24,6 @@ BOM = b"\xef\xbb\xbf"
 
 class NotebookError(ValueError):
     """The file is not a notebook this tool can read, or cannot be written back faithfully."""
-
-
-def is_notebook(path: str) -> bool:
-    return path.lower().endswith(".ipynb")
 
 
 @dataclass

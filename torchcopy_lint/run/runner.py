@@ -8,28 +8,31 @@ parent for deterministic output. Every file is linted in a worker process,
 the time budget costs that file only (TCL003/TCL004). Files that are not regular
 files are skipped, not read.
 
-The parent reads each file, looks it up in the cache and runs the prefilter once
-(codes.active_codes) as workers ask for work, so the first files are linted while
-the rest are still being read; big files are handed out first.
+The parent looks each file up in the cache (by its stat record, filestats.py, else by
+reading it) and runs the prefilter once (codes.active_codes) as workers ask for work, so
+the first files are linted while the rest are still being read; big files are handed out
+first (one ``os.stat`` per file, reused for the record and the read).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import itertools
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..cache import ResultCache, cache_key, dependencies_current
+from ..cache import ResultCache, cache_key, content_digest, dependencies_current, key_of_digest
 from ..codes import READ_ERROR_CODE
 from ..codes import RULE_CODES as ALL_CODES
 from ..codes import active_codes
 from ..settings.config import Settings
 from ..diagnostics import Diagnostic, failed_to_lint, internal_error, over_budget
-from ..source.files import NotRegularFile, read_source
-from ..notebook import is_notebook
+from ..source.files import NotRegularFile, is_notebook, read_source
+from .discover import LINTED_SUFFIXES, Found, discover, discover_files  # noqa: F401  (discover: the API)
+from .filestats import FileStats
+from .folders import Folders, environment_key
 from .progress import Progress
 
 # The engine, the fixer and the rules (and with them LibCST) are imported on first
@@ -63,31 +66,6 @@ class RunReport:
     @property
     def fixed(self) -> int:
         return sum(f.fixed for f in self.files)
-
-
-LINTED_SUFFIXES = (".py", ".ipynb")  # Jupyter notebooks too, as ruff does
-
-
-def discover(paths: Sequence[str], settings: Settings) -> List[str]:
-    """Files under ``paths``: directories recurse over ``*.py``/``*.ipynb`` minus excludes; files given by name
-    are kept (unless ``force-exclude`` excludes them or a directory above them)."""
-    found: List[str] = []
-    seen = set()
-    for path in paths:
-        if settings.is_force_excluded(path):
-            continue
-        if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not settings.is_excluded(os.path.join(root, d)))
-                for name in sorted(files):
-                    full = os.path.join(root, name)
-                    if name.endswith(LINTED_SUFFIXES) and not settings.is_excluded(full) and full not in seen:
-                        seen.add(full)
-                        found.append(full)
-        elif path not in seen:
-            seen.add(path)
-            found.append(path)
-    return found
 
 
 def _rule_types(codes: FrozenSet[str]):
@@ -149,25 +127,6 @@ class Job:
     src: Tuple[str, ...] = ()  # the ``src`` setting for this file (semantic/roots.py)
 
 
-def _environment_key(path: str, python: Optional[str], src: Tuple[str, ...],
-                     fingerprints: Optional[Dict[object, str]] = None) -> str:
-    """What a lint of ``path`` depends on besides files: the environment it reads installed packages
-    from (its fingerprint) and the ``src`` roots. ``fingerprints``: one run's, by environment (a run
-    stats an environment's folders once, not once per file)."""
-    from ..settings.environment import fingerprint, for_file
-
-    found = ""
-    if path not in ("-", "<stdin>"):
-        environment = for_file(path, python)
-        if fingerprints is None:
-            found = fingerprint(environment)
-        else:
-            found = fingerprints.get(environment, None)  # type: ignore[assignment]
-            if found is None:
-                found = fingerprints[environment] = fingerprint(environment)
-    return found + "".join(f"\0{folder}" for folder in src)
-
-
 def _project_index(job: Job):
     """The project index of the file (of ``--stdin-filename`` for stdin), summaries cached with results."""
     from ..settings.environment import configure
@@ -195,7 +154,7 @@ def process(job: Job) -> FileReport:
 
 
 def _lint_and_fix(job: Job, content: bytes) -> FileReport:
-    key = (job.key or cache_key(content, job.codes, job.notebook, _environment_key(job.origin or job.path, job.python, job.src))
+    key = (job.key or cache_key(content, job.codes, job.notebook, environment_key(job.origin or job.path, job.python, job.src))
            ) if job.cache else ""
     active = None if job.notebook else job.active if job.active is not None else active_codes(content, job.codes)
     plan = None
@@ -247,6 +206,8 @@ def _lint_and_fix(job: Job, content: bytes) -> FileReport:
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    import difflib
+
     old = before.decode("utf-8", "replace").splitlines(keepends=True)
     new = after.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old, new, path, path))
@@ -268,6 +229,10 @@ def _size(path: str) -> int:
 
 def _lint_isolated(jobs: Iterable[Job], workers: int, timeout: Optional[float], bar: "Progress") -> List[FileReport]:
     """``process`` every job in worker processes; a crash or a hang costs that file only."""
+    jobs = iter(jobs)
+    first = next(jobs, None)
+    if first is None:
+        return []  # every file was answered by the caller
     from .isolation import Failure, run_isolated  # only here: a run that needs no worker does not pay for it
 
     def failed(job: Job, failure: Failure) -> FileReport:
@@ -279,7 +244,7 @@ def _lint_isolated(jobs: Iterable[Job], workers: int, timeout: Optional[float], 
     def heavy(job: Job) -> bool:
         return not job.notebook and (_size(job.path) if job.content is None else len(job.content)) > BIG_FILE
 
-    return run_isolated(_engine_imported(jobs), process, workers=workers, on_failure=failed, timeout=timeout,
+    return run_isolated(_engine_imported(itertools.chain([first], jobs)), process, workers=workers, on_failure=failed, timeout=timeout,
                         heavy=heavy, path=lambda job: job.path, initializer=_worker_init, progress=bar.advance)
 
 
@@ -300,9 +265,28 @@ def _engine_imported(jobs: Iterable[Job]) -> Iterator[Job]:
         yield job
 
 
-def _big_files_first(files: List[str]) -> List[str]:
-    """Big files are linted first, so that the run does not end waiting for one (stable otherwise)."""
-    return sorted(files, key=lambda path: is_notebook(path) or _size(path) <= BIG_FILE)
+def _big_files_first(files: List[Found]) -> List[Tuple[Found, Optional[os.stat_result]]]:
+    """Every file with its ``os.stat`` (None: there is nothing), big files first, so that the run does not end
+    waiting for one (stable otherwise)."""
+    def stat(found: Found) -> Optional[os.stat_result]:
+        try:
+            return os.stat(found.path)
+        except (OSError, ValueError):
+            return None
+
+    stated = [(found, stat(found)) for found in files]
+    return sorted(stated, key=lambda pair: is_notebook(pair[0].path) or (pair[1].st_size if pair[1] else 0) <= BIG_FILE)
+
+
+def _read(path: str, info: Optional[os.stat_result]) -> Tuple[Optional[bytes], str]:
+    """(the content of ``path``, ""); (None, why) for a file that is skipped (not a regular file); (None, "")
+    for one that cannot be read (its worker reports why)."""
+    try:
+        return read_source(path, info), ""
+    except NotRegularFile as error:
+        return None, str(error)
+    except OSError:
+        return None, ""
 
 
 def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe: bool = False,
@@ -329,29 +313,29 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
         report.files.append(result)
         return report
 
-    files = discover(paths, settings)
+    files = discover_files(paths, settings)
     cache = ResultCache(cache_dir) if cache_dir else None
+    stats = FileStats(cache_dir) if cache_dir else None
     results: List[FileReport] = []
     bar = Progress(len(files), progress)
 
     def pending() -> Iterator[Job]:
-        """The files that need a worker, read and looked up as workers ask for them."""
+        """The files that need a worker, looked up (by stat record, else read) as workers ask for them."""
         digests: Dict[str, str] = {}  # this run's look-ups of the files cached results depended on
-        fingerprints: Dict[object, str] = {}  # this run's environments' fingerprints
-        for path in _big_files_first(files):
-            local = settings.for_file(path)  # discovery's paths are files
-            codes = local.own_codes_for(path, ALL_CODES)
+        folders = Folders(settings, stats)
+        for (path, folder, name), info in _big_files_first(files):
+            here = folders.of(folder, path)
+            codes = here.codes_for(path)
             notebook = is_notebook(path)
-            try:
-                content: Optional[bytes] = read_source(path)
-            except NotRegularFile as error:
-                report.files.append(FileReport(path, [], skipped=str(error)))
-                bar.advance()
-                continue
-            except OSError:
-                content = None  # the worker reports it
-            key = cache_key(content, codes, notebook, _environment_key(path, local.python, local.src, fingerprints)) \
-                if cache is not None and content is not None else ""
+            content, skipped = None, ""
+            digest = FileStats.digest(here.records, name, info) if stats is not None and info is not None else None
+            if digest is None:  # not known by its stat: read (and hashed, with a cache)
+                content, skipped = _read(path, info)
+                if content is not None and stats is not None:
+                    digest = content_digest(content)
+                    if info is not None:
+                        stats.record(here.absolute, name, info, digest)
+            key = key_of_digest(digest, codes, notebook, here.environment) if cache is not None and digest else ""
             entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
             if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
                 entry = None  # a module its result consulted changed
@@ -362,6 +346,13 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                     report.files.append(FileReport(path, diagnostics))
                     bar.advance()
                     continue
+            if content is None and not skipped and key:  # known by its stat record, and needed after all
+                content, skipped = _read(path, info)
+                key = "" if content is None else key_of_digest(content_digest(content), codes, notebook, here.environment)
+            if skipped:
+                report.files.append(FileReport(path, [], skipped=skipped))
+                bar.advance()
+                continue
             active = active_codes(content, codes) if content is not None and not notebook else None
             if active is not None and not active:
                 # no rule can match: answered here, no parse (but a file Python cannot decode is reported)
@@ -369,8 +360,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                 bar.advance()
                 continue
             yield Job(path, codes, mode, unsafe, content, cache=cache is not None,  # no second read
-                      summary_cache=cache_dir, notebook=notebook, active=active, key=key, python=local.python,
-                      src=local.src)
+                      summary_cache=cache_dir, notebook=notebook, active=active, key=key, python=here.settings.python,
+                      src=here.settings.src)
 
     results.extend(_lint_isolated(pending(), jobs or os.cpu_count() or 1, timeout, bar))
     bar.close()
@@ -382,5 +373,6 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                                    for d in result.diagnostics], uses=result.uses, path=result.path)
     if cache is not None:
         cache.save()
+        stats.save()  # type: ignore[union-attr]
     report.files.sort(key=lambda f: f.path)
     return report

@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from ..codes import DEFAULT_CODES, OPT_IN_CODES, RULE_CODES
 from .config_schema import ConfigError, selector_problem, validate_table
@@ -113,6 +113,12 @@ class Settings:
             return self
         return self._for_pyproject(_find_pyproject_of_file(path))
 
+    def for_folder(self, folder: str) -> "Settings":
+        """``for_file`` of every file in ``folder`` (and of its subfolders, as ``is_excluded`` sees them)."""
+        if self.nested is None:
+            return self
+        return self._for_pyproject(_pyproject_of_folder(os.path.abspath(folder)))
+
     def _for_pyproject(self, pyproject: Optional[str]) -> "Settings":
         if pyproject is None or os.path.abspath(pyproject) == self.config_path:
             return self
@@ -151,6 +157,14 @@ class Settings:
         if by_name is not None and by_name(os.path.normcase(os.path.basename(os.path.normpath(path)))):
             return True
         return by_relative is not None and by_relative(os.path.normcase(self._relative(path))) is not None
+
+    def excluded_in(self, folder: str) -> Callable[[str], bool]:
+        """``is_excluded`` of the entries of ``folder``, by name: the folder's settings looked up once."""
+        local = self.for_folder(folder)
+        by_name, by_relative = _exclude_matchers(local.exclude + local.extend_exclude)
+        if by_relative is not None:  # a pattern with a slash: the entry's path relative to the project root
+            return lambda name: local.is_excluded(os.path.join(folder, name))
+        return lambda name: by_name is not None and by_name(os.path.normcase(name)) is not None
 
     def is_force_excluded(self, path: str) -> bool:
         """With ``force-exclude``: whether a path given by name, or a directory above it, is excluded.
@@ -215,7 +229,11 @@ _file_folders: Dict[str, Optional[str]] = {}
 def _find_pyproject_of_file(path: str) -> Optional[str]:
     """``find_pyproject`` of a file (or of a folder as seen from its parent): no stat of the path itself (a file
     cannot hold a pyproject.toml), one look-up per folder."""
-    folder = os.path.dirname(os.path.abspath(path))
+    return _pyproject_of_folder(os.path.dirname(os.path.abspath(path)))
+
+
+def _pyproject_of_folder(folder: str) -> Optional[str]:
+    """``_find_pyproject_from`` the absolute ``folder``, remembered."""
     found = _file_folders.get(folder, _MISSING)
     if found is _MISSING:
         found = _file_folders[folder] = _find_pyproject_from(folder)

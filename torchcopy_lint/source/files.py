@@ -31,9 +31,10 @@ def irregular_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_source(path: str) -> bytes:
-    """The bytes of the regular file ``path``; NotRegularFile for anything else, OSError if unreadable."""
-    kind = irregular_kind(os.stat(path).st_mode)
+def read_source(path: str, info: Optional[os.stat_result] = None) -> bytes:
+    """The bytes of the regular file ``path``; NotRegularFile for anything else, OSError if unreadable.
+    ``info``: the caller's ``os.stat`` of ``path``, if it has one (the descriptor is checked all the same)."""
+    kind = irregular_kind((info or os.stat(path)).st_mode)
     if kind:
         raise NotRegularFile(f"not a regular file ({kind})")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
@@ -46,6 +47,11 @@ def read_source(path: str) -> bytes:
             return handle.read()
     finally:
         os.close(fd)
+
+
+def is_notebook(path: str) -> bool:
+    """Whether ``path`` names a Jupyter notebook (linted as its code cells, notebook/)."""
+    return path.lower().endswith(".ipynb")
 
 
 TEMP_PREFIX = ".torchcopy-lint-"
