@@ -157,3 +157,25 @@ def test_a_record_that_matches_another_stat_gives_no_digest(tmp_path, settled):
         changed = list(record)
         changed[position] += 1
         assert filestats.FileStats.digest({"a.py": changed}, "a.py", info) is None
+
+
+def test_a_used_module_edited_with_its_old_size_and_mtime_is_read(tmp_path, settled):
+    """The modules a cached result consulted are known by their records too, and read once they may differ."""
+    from test_project_index import PROJECT, write_tree
+
+    det = write_tree(tmp_path / "det", PROJECT)
+    common = det / "models" / "common.py"
+    mtime = old(common)
+
+    def codes():
+        return [(d.path.split(os.sep)[-1], d.code) for d in runner.run([str(det)], Settings(), cache_dir=str(
+            tmp_path / "cache"), jobs=1).diagnostics]
+
+    assert ("train.py", "TCL105") in codes()
+    assert ("train.py", "TCL105") in codes()  # warm: models/common.py, which it used, known by its record
+    assert str(common.parent) in records(tmp_path / "cache")
+    edited = common.read_text().replace("class BaseModel(nn.Module)", "class BaseModel(object)   ")
+    assert len(edited) == len(common.read_text())
+    common.write_text(edited)
+    os.utime(common, ns=(mtime, mtime))
+    assert ("train.py", "TCL105") not in codes()

@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any, Dict, FrozenSet, List, Optional, Union
+from functools import lru_cache
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Union
 
 from . import __version__
 
@@ -46,15 +47,17 @@ def file_digest(path: str) -> str:
         return DIRECTORY if os.path.isdir(path) else ""
 
 
-def dependencies_current(uses: Dict[str, str], digests: Dict[str, str]) -> bool:
+def dependencies_current(uses: Dict[str, str], digests: Dict[str, str],
+                         digest_of: Callable[[str], str] = file_digest) -> bool:
     """Whether every file a cached result used still has the recorded digest ("" = absent).
 
-    ``digests`` memoises one run's look-ups, so a file used by many results is read once.
+    ``digests`` memoises one run's look-ups (``digest_of``, as ``file_digest``), so a file used by many results is
+    read once.
     """
     for path, recorded in uses.items():
         current = digests.get(path)
         if current is None:
-            current = digests[path] = file_digest(path)
+            current = digests[path] = digest_of(path)
         if current != recorded:
             return False
     return True
@@ -86,9 +89,14 @@ def cache_key(content: bytes, codes: FrozenSet[str], notebook: bool = False, env
 def key_of_digest(digest: str, codes: FrozenSet[str], notebook: bool = False, environment: str = "") -> str:
     """``cache_key`` of the content whose ``content_digest`` is ``digest`` (a fixed-length prefix: keys stay
     unique), so that a file known by its digest (run/filestats.py) is looked up without being read."""
-    text = (f"sha256:{digest}\0{build_fingerprint()}\0{','.join(sorted(codes))}" + ("\0ipynb" if notebook else "")
-            + (f"\0env:{environment}" if environment else ""))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return hashlib.sha256(f"sha256:{digest}".encode() + _key_suffix(codes, notebook, environment)).hexdigest()[:32]
+
+
+@lru_cache(maxsize=256)
+def _key_suffix(codes: FrozenSet[str], notebook: bool, environment: str) -> bytes:
+    """What a key holds besides the content, the same for every file of a folder."""
+    return (f"\0{build_fingerprint()}\0{','.join(sorted(codes))}" + ("\0ipynb" if notebook else "")
+            + (f"\0env:{environment}" if environment else "")).encode()
 
 
 def located_key(key: str, path: str) -> str:

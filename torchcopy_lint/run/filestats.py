@@ -21,7 +21,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from .. import __version__
-from ..cache import read_json_object, write_json_atomically
+from ..cache import DIRECTORY, file_digest, read_json_object, write_json_atomically
 
 RACY_NS = 2_000_000_000  # the coarsest timestamp granularity met (FAT's 2 s), as git allows for
 _MAX_FOLDERS = 50_000
@@ -57,6 +57,22 @@ class FileStats:
                 and isinstance(record[4], str) and len(record[4]) == _DIGEST_LENGTH):
             return record[4]
         return None
+
+    def file_digest(self, path: str) -> str:
+        """``cache.file_digest`` of ``path`` (a file a cached result used), from its record when its stat is as
+        recorded."""
+        folder, name = os.path.split(os.path.abspath(path))
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return file_digest(path)
+        known = self.digest(self.folder(folder), name, info)
+        if known is not None:
+            return known
+        found = file_digest(path)  # read after the stat: a write in between changes what the record says
+        if stat.S_ISREG(info.st_mode) and found not in ("", DIRECTORY):
+            self.record(folder, name, info, found)
+        return found
 
     def record(self, absolute: str, name: str, info: os.stat_result, digest: str) -> None:
         """Remember that the file with stat ``info`` (taken before it was read) holds content of ``digest``."""

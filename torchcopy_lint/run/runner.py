@@ -337,7 +337,8 @@ def run(paths: Sequence[str], settings: Settings, *, mode: str = "check", unsafe
                         stats.record(here.absolute, name, info, digest)
             key = key_of_digest(digest, codes, notebook, here.environment) if cache is not None and digest else ""
             entry = cache.lookup(key, path) if key else None  # type: ignore[union-attr]
-            if entry is not None and not dependencies_current(cache.uses(entry), digests):  # type: ignore[union-attr]
+            if entry is not None and not dependencies_current(
+                    cache.uses(entry), digests, stats.file_digest):  # type: ignore[union-attr]
                 entry = None  # a module its result consulted changed
             if entry is not None:
                 cached = cache.diagnostics(entry)  # type: ignore[union-attr]
