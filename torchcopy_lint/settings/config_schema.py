@@ -8,7 +8,6 @@ the characters of a string). Importing this module costs no more than ``re``.
 
 from __future__ import annotations
 
-import datetime
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -22,6 +21,8 @@ class ConfigError(Exception):
 
 def describe(value: Any) -> str:
     """A TOML-flavoured description of what was found, for error messages."""
+    import datetime  # only for an error: a run that reads no faulty table does not pay for it
+
     kinds = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
              (list, "an array"), (dict, "a table"), (datetime.datetime, "a date-time"), (datetime.date, "a date"),
              (datetime.time, "a time"))

@@ -9,7 +9,6 @@ refused, never read.
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 from typing import Optional
@@ -66,6 +65,8 @@ def remove_temp_files(path: str, pid: Optional[int]) -> None:
     """Remove what process ``pid``, killed while fixing ``path``, may have left beside it."""
     if pid is None or path == "-":
         return
+    import glob  # only after a worker was killed
+
     directory = os.path.dirname(os.path.realpath(path))
     for leftover in glob.glob(os.path.join(glob.escape(directory), glob.escape(temp_prefix(pid)) + "*.tmp")):
         try:
