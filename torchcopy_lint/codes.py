@@ -13,32 +13,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Tuple, Union
 
-#: What may sit between two tokens of one expression: whitespace and newlines, comments and line
-#: continuations (`f(  # note` + newline + `x)`). A comment runs to the end of its line, so every
-#: character is matched one way only and a failing search cannot backtrack exponentially.
-GAP = r"(?:\s|\\(?=[\r\n])|#[^\r\n]*(?![^\r\n]))*"
-
-#: An attribute's dot, with spaces or continuations after it (not GAP: a sentence's `.` in a comment or
-#: docstring followed by a word on the next line is common, an attribute split that way is not).
-DOT = r"\.[ \t\f]*(?:\\\r?\n[ \t\f]*)*"
-
-
-def call_of(names: str) -> str:
-    """The regex of ``names`` followed by ``(``, with any GAP between."""
-    return names + GAP + r"\("
-
-
-def word(name: str) -> str:
-    r"""``\bname`` (``name`` starts a word), written literal-first as ``name(?<!\wname)``.
-
-    Speed: a regex that starts with a literal is scanned for at C speed; one that starts with ``\b``,
-    a lookbehind or a character class is tried at every position of the file (~10x slower), and every
-    rule's triggers run on every file. For the same reason a trigger's top-level alternatives are
-    searched one by one (``alternatives``): each starts with its own literal."""
-    return name + r"(?<!\w" + name + ")"
-
+from .trigger_syntax import DOT, GAP, IDENTIFIER_CHAR, NOT_IDENTIFIER, NOT_UNDERSCORE, Trigger, call_of, word
+from .trigger_syntax import alternatives, compile_trigger  # noqa: F401  (the prefilter's API, used from here)
 
 #: Names the rules, their text triggers and the structural prefilter (structure.py) share; names only.
 #: A tensor's dtype casts with a `torch` dtype of the same name's meaning (`x.float()`: `dtype=torch.float`) ...
@@ -85,8 +63,25 @@ NOT_TENSOR_ATTRIBUTES = frozenset(
 
 
 def is_in_place(name: str) -> bool:
-    """A method or function name that writes its receiver (or first argument) in place: ends in `_`."""
-    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
+    """A method or function name that writes its receiver (or first argument) in place: ends in one `_` (torch's
+    convention: `add_`; no name of torch, its Tensor, torch.nn.init/functional or numpy ends in `__` without
+    starting with `_`), not a dunder or private name (`__iadd__`, `_foo_`), not NOT_WRITES."""
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__") and name not in NOT_WRITES
+
+
+#: A call of a name ``is_in_place`` accepts, literal-first (any gap before the parenthesis): a `_` before a gap or
+#: `(` (checked first: the cheapest test of the many `_` of a file), after a character that is not `_` (so never a
+#: dunder's `__init__(`), not the end of a NOT_WRITES name (`x.requires_grad_(`). A superset: `_private_(` passes.
+IN_PLACE_CALL = call_of(r"_(?=[\s(\\#])(?<=" + NOT_UNDERSCORE + "_)" + "".join(
+    "(?<!" + NOT_IDENTIFIER + name + ")" for name in sorted(NOT_WRITES)))
+#: A method call of such a name right after a dot (a method name does not start with `_`).
+IN_PLACE_METHOD = DOT + "(?!_)" + IDENTIFIER_CHAR + "*" + IN_PLACE_CALL
+#: A name or an attribute chain (`self.w`), parenthesised anywhere it may be (`(self).w`, `((w))`), then `[`: the
+#: first argument of a call that TCL120 reads as a dotted name's subscript; GAP around every token (the call's
+#: parentheses allow any line break). Each loop turn eats a `(`, `)` or `.`: a failing search is linear.
+_NAME = IDENTIFIER_CHAR + "+"
+DOTTED_SUBSCRIPT = (GAP + r"(?:\(" + GAP + ")*" + _NAME + r"(?:" + GAP + r"\))*(?:" + GAP + r"\." + GAP + _NAME
+                    + r"(?:" + GAP + r"\))*)*" + GAP + r"\[")
 
 #: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
 #: (not a literal list, number or string), with any GAP around the parenthesis.
@@ -144,16 +139,29 @@ DETACH_AFTER_CALL = r"\)" + GAP + DOT + call_of("detach")
 #: are still the copy (`h[idx].zero_()`, `h[idx].data.zero_()`, `h[idx].detach().zero_()`; closing parentheses
 #: may come between) ...
 _STILL_THE_COPY = ("(?:" + DOT + "(?:data|detach" + GAP + r"\(" + GAP + r"\))" + GAP + r"(?:\)" + GAP + r")*)*")
-#: ... or an in-place function called on one (`torch.zero_(h[idx])`, `nn.init.normal_(self.w[idx], 0, 1)`): a
-#: `[` in the first argument, with no `,` or `;` before it (the rule reports a dotted name's subscript only);
-#: a comment is matched whole, to its line's end (each character one way: no runaway backtracking).
-INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*" + _STILL_THE_COPY + DOT + call_of(r"\w+_") + "|"
-                    + call_of(r"_(?<=\w_)") + r"(?:[^\[\],;#]|#[^\r\n]*(?![^\r\n]))*\[")
+#: ... or an in-place function called on one (`torch.zero_(h[idx])`, `nn.init.normal_(self.w[idx], 0, 1)`): the
+#: first argument a dotted name's subscript (the rule reports no other; a dunder such as `__init__(` is never an
+#: in-place name). Method and function names as ``is_in_place`` (less NOT_VALUE_WRITES' extras: a superset).
+INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*" + _STILL_THE_COPY + IN_PLACE_METHOD + "|"
+                    + IN_PLACE_CALL + DOTTED_SUBSCRIPT)
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
-IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
+IN_PLACE_WRITE = (IN_PLACE_CALL + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
                   + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
+
+#: A name the file may call or import under another name (qualified names resolve imports only): `name(` or
+#: `name as` (any gap between; `from torch import from_numpy as f`, then `f(a)`).
+_CALLED_OR_ALIASED = GAP + r"(?:\(|as\b)"
+assert all(name.endswith("Tensor") for name in LEGACY_CONSTRUCTORS)
+#: One of LEGACY_CONSTRUCTORS whole (`torch.FloatTensor`, not `FakeTensor`), literal-first: `Tensor` after its prefix.
+LEGACY_CONSTRUCTOR = "Tensor(?:" + "|".join(
+    "(?<=" + name + ")(?<!" + IDENTIFIER_CHAR + name + ")" for name in sorted(LEGACY_CONSTRUCTORS)) + ")"
+#: TCL113's bridge (storage.alias_of and the rule's legacy constructors): `.numpy(`, a call of `from_numpy`,
+#: `as_tensor`, `asarray` or a legacy constructor (`torch.FloatTensor(a)`), or one of them imported under another name.
+NUMPY_BRIDGE = (DOT + call_of("numpy") + "|"
+                + "|".join(word(name) + _CALLED_OR_ALIASED for name in sorted(SHARING_NAMES))
+                + "|" + LEGACY_CONSTRUCTOR + _CALLED_OR_ALIASED)
 
 #: TCL112's list: `[x] *` or `* [x]` (parentheses and gaps allowed between), not `**`/`*=`.
 LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
@@ -204,6 +212,20 @@ KEPT_WITH_INTENT = "|".join(
     + [w + r"\w*" + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
     + [op + r"=?" + GAP + _BEST_OPERAND for op in ("<", ">")])
 
+#: `.backward(` on a receiver that may be a plain name (TCL110), literal-first from `backward` (a regex that found
+#: the name's start from the line's was ~40x slower): the name before the dot, when it has at most
+#: _NAME_SEEN characters, is not an attribute (`self.loss.backward(`: no `.` before it); a longer name, a `)` (a
+#: parenthesised name, or a call: a superset) or a space or line break before the dot passes; `()`, `]` or
+#: anything else before it (prose: "call ``.backward()``") does not.
+_NAME_SEEN = 24
+_IDENTIFIER_OR_DOT = r"[^\x00-\x2d/:-@\[-^`{-\x7f\s]"
+NAMED_BACKWARD = ("backward(?<=\\.backward)(?:" + "|".join(
+    "(?<=" + IDENTIFIER_CHAR * n + r"\.backward)(?<!" + _IDENTIFIER_OR_DOT + IDENTIFIER_CHAR * n + r"\.backward)"
+    for n in range(1, _NAME_SEEN + 1))
+    + "|(?<=" + IDENTIFIER_CHAR * (_NAME_SEEN + 1) + r"\.backward)"
+    + r"|(?<=[)\s]\.backward)(?<!\(\)\.backward))" + GAP + r"\("
+    + "|" + r"\.(?=[ \t\f\\])" + DOT[2:] + call_of("backward"))
+
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
     "TCL101": (TENSOR_OF_NAME + "|" + TENSOR_IMPORT,),
@@ -230,20 +252,17 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL108": (COPY_CALL + "|" + COPY_ALIAS,),
     # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
     "TCL109": (call_of(word("state_dict")), STEP_CALL),
-    # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows), and an accumulation:
-    # `+=`, `.append(` or `name + name`.
-    "TCL110": (DOT + call_of("backward"),
-               r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
-               r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
+    # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows: NAMED_BACKWARD), and an
+    # accumulation: `+=`, `.append(`, or a `+` before a name, maybe parenthesised (the rule's `total = total + loss`).
+    "TCL110": (NAMED_BACKWARD,
+               r"\+=|" + call_of(word("append")) + r"|\+(?!=)" + GAP + r"(?:\(" + GAP + ")*" + IDENTIFIER_CHAR),
     # a conversion method called somewhere, then one at the start of a line after a dotted name.
     "TCL111": (CONVERSION_CALL, CONVERSION_STATEMENT),
     # a list multiplied, an in-place write, and a list of one multiplied in an assignment.
     "TCL112": (LIST_TIMES, IN_PLACE_WRITE, LIST_TIMES_ASSIGNED),
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
     # (`Tensor(`: the legacy constructors, `torch.FloatTensor(a)`)
-    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray")
-               + "|" + call_of("Tensor"),
-               IN_PLACE_WRITE),
+    "TCL113": (NUMPY_BRIDGE, IN_PLACE_WRITE),
     # a tensor kept by reference with intent (a snapshot name assigned, a snapshot- or history-named container
     # stored into or appended to, a "best so far" comparison), then an in-place write (or a step)
     "TCL114": (KEPT_WITH_INTENT, IN_PLACE_WRITE),
@@ -297,56 +316,6 @@ ALL_CODES = tuple(META_CODES) + RULE_CODES
 def severity(code: str) -> str:
     """One severity for every output format: a file that could not be linted is an error, a finding a warning."""
     return "error" if code in META_CODES else "warning"
-
-
-_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
-
-
-def alternatives(pattern: str) -> List[str]:
-    """``pattern`` split at its top-level ``|`` (not inside a group or a character class).
-
-    The regex matches somewhere in a text if and only if one of its alternatives does; each is
-    searched on its own, from its own literal (see ``word``). Leading global flags go with each."""
-    flags = _FLAGS.match(pattern)
-    prefix = flags.group() if flags else ""
-    body = pattern[len(prefix):]
-    parts: List[str] = []
-    depth, start, i, in_class = 0, 0, 0, False
-    while i < len(body):
-        char = body[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            i += 2 if body.startswith("^]", i + 1) else 1 if body.startswith("]", i + 1) else 0  # a leading ] is literal
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(prefix + body[start:i])
-            start = i + 1
-        i += 1
-    parts.append(prefix + body[start:])
-    return parts
-
-
-class Trigger:
-    """A compiled trigger: ``search`` tells whether it occurs in a text (str or bytes, as compiled)."""
-
-    def __init__(self, pattern: str, as_bytes: bool) -> None:
-        self.patterns = tuple(re.compile(p.encode() if as_bytes else p) for p in alternatives(pattern))
-
-    def search(self, text: Union[str, bytes]) -> bool:
-        return any(p.search(text) for p in self.patterns)  # type: ignore[arg-type]
-
-
-@lru_cache(maxsize=None)
-def compile_trigger(pattern: str, as_bytes: bool) -> Trigger:
-    return Trigger(pattern, as_bytes)
 
 
 @lru_cache(maxsize=None)
