@@ -89,13 +89,17 @@ NEAR_MISSES = {
                "torch.autograd.backward(y)\ntotal += x\n"],
     # a constant, a keyword argument and a history read are not references kept with intent
     "TCL114": ["initialized = True\nx.add_(1)\n", "f(init=x)\nx.add_(1)\n", "y = trace[0]\nx.add_(1)\n",
-               "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n"],
+               "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n",
+               # a history word that does not start the name, or a part of it
+               "catalog.append(x)\nx.add_(1)\n", "backlogs[k] = x\nx.add_(1)\n"],
     "TCL103": ["u = t.detach()\nv = t.clone()\n", "u = t.detach().clone()\n"],
     "TCL101": ["x = torch.tensor(  # a list\n    [1, 2])", "s = 'tensor(  # not a call'\n"],
     "TCL104": ["# The end of a sentence.\ndata = {}\n", "x = p.data  # read only\n"],
     # a constant alone, however spaced or commented, is never a tensor (most `[x] * n` in torch)
     "TCL112": ["xs = [None] * 3\nxs[0].add_(1)\n", "xs = [  # slots\n    0 ] * n\nxs[0] += 1\n",
-               "xs = n * [ 'a' ]\nxs[0] += 'b'\n", "xs = [-1] * n\nxs[1] += 1\n", "xs = [1.5]*n\nxs[0] += 1\n"],
+               "xs = n * [ 'a' ]\nxs[0] += 'b'\n", "xs = [-1] * n\nxs[1] += 1\n", "xs = [1.5]*n\nxs[0] += 1\n",
+               # an unpacking is no product
+               "x_()\nys = f(*[a])\n", "x_()\nys = g(a, *[b, c])\n", "x_()\nys = [a, *[b] ]\n"],
 }
 
 
@@ -125,6 +129,9 @@ MAY_REPORT = {
     "TCL113": ["a = t.numpy()\na[0] = 1\n", "u = torch.from_numpy(a)\nu += 1\n", "u = torch.Tensor(a)\nu += 1\n",
                "from torch import as_tensor as at\nu = at(a)\nu += 1\n", "u = np.asarray (t)\nu.add_(1)\n"],
     "TCL115": ["y = t.detach()\ny.add_(1)\n", "y = t.data\ntorch.nn.init.zeros_(y)\n"],
+    "TCL112": ["xs = [t] * n\nxs[0].add_(1)\n", "xs = n * [t]\nxs[0] += 1\n", "xs = (n)*[t]\nxs[0] += 1\n",
+               "xs = f(n) *  [t]\nxs[0] += 1\n"],
+    "TCL114": ["my_history.append(x)\nx.add_(1)\n", "self.log[k] = x\nx.add_(1)\n", "trajectories.append(x)\nx += 1\n"],
     "TCL110": ["loss.backward()\ntotal += loss\n", "(loss).backward()\ntotal += loss\n",
                "loss \\\n    .backward()\ntotal += loss\n", "loss. backward()\ntotal += loss\n",
                "xs.append(loss)\nloss.backward()\n"],

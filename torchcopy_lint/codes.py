@@ -164,7 +164,10 @@ NUMPY_BRIDGE = (DOT + call_of("numpy") + "|"
                 + "|" + LEGACY_CONSTRUCTOR + _CALLED_OR_ALIASED)
 
 #: TCL112's list: `[x] *` or `* [x]` (parentheses and gaps allowed between), not `**`/`*=`.
-LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+#: A `*` that multiplies (not `**`, not an unpacking `f(*[x])`/`[a, *[x]]`, right after an opener, `,`, `:` or `=`
+#: or one space after one: more spaces are a superset).
+_TIMES = r"\*(?<![*]\*)(?<!\*\*)(?<![(,\[{:=]\*)(?<![(,\[{:=] \*)"
+LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|" + _TIMES + GAP + r"(?:\(" + GAP + r")*\["
 #: TCL112's assignment: `= [x] * n` (an element with at most one level of brackets inside) or `= n * [x]`
 #: (`n` on the line of the `=`, without `=`); the rule reports only lists of that shape.
 #: Not an element that is a constant alone (`[None] * n`, `[0] * n`, `['a'] * n`: never a tensor; most `[x] * n` in
@@ -173,7 +176,7 @@ _NOT_A_CONSTANT_ELEMENT = (GAP + r"(?![\s#\\])(?!(?:None|True|False|-?\d[\w.]*|[
                            + r'|"[^"\\\r\n]*"))[ \t]*\])')
 LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[" + _NOT_A_CONSTANT_ELEMENT
                        + r"(?:[^\[\]]|\[[^\[\]]*\])*\]" + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
-                       + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+                       + r"|=(?<![=!<>]=)[^=\r\n]*?" + _TIMES + GAP + r"(?:\(" + GAP + r")*\["
                        + _NOT_A_CONSTANT_ELEMENT)
 #: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
 #: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
@@ -203,12 +206,14 @@ BEST_NAME = re.compile(r"best|lowest|highest")
 _SUBSCRIPT = r"\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
 STORED_INTO = _SUBSCRIPT + GAP + "=(?!=)"
 _BEST_OPERAND = r"(?:[A-Za-z_]\w*" + GAP + DOT + r")*\w*(?:best|lowest|highest)"
+#: HISTORY_WORDS as stems and endings; a stem starts the name or one of its `_` parts (`catalog` is no `log`).
+_HISTORY_STEMS = (("hist", "(?:ory|ories)?"), ("log", "s?"), ("record", "s?"), ("trace", "s?"),
+                  ("traj", "(?:ectory|ectories)?"), ("tracked", ""))
 KEPT_WITH_INTENT = "|".join(
     [w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + r"(?:" + SNAPSHOT_VALUE + "|" + STORED_INTO + "|" + DOT + r"append)"
      for w in SNAPSHOT_WORDS]
-    + [r"hist(?:ory|ories)?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"]
-    + [w + r"s?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")" for w in ("log", "record", "trace")]
-    + [r"traj(?:ectory|ectories)?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")", r"tracked" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"]
+    + [stem + r"(?<![A-Za-z0-9]" + stem + ")" + ending + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"
+       for stem, ending in _HISTORY_STEMS]
     + [w + r"\w*" + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
     + [op + r"=?" + GAP + _BEST_OPERAND for op in ("<", ">")])
 
