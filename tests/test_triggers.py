@@ -59,6 +59,7 @@ SPLIT = {
                "old_params = {}\nold_params[  # by name\n    'w'] = t\nt.add_(1)\nprint(old_params)",
                "saved = []\nsaved \\\n    .append(t)\nt.add_(1)\nprint(saved)"],
     "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
+               "y = (t).detach()\ny.zero_()\nprint(t)",  # once missed by the text prefilter: a parenthesised name
                "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
     # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
     "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
@@ -91,7 +92,7 @@ NEAR_MISSES = {
     "TCL114": ["initialized = True\nx.add_(1)\n", "f(init=x)\nx.add_(1)\n", "y = trace[0]\nx.add_(1)\n",
                "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n",
                # a history word that does not start the name, or a part of it
-               "catalog.append(x)\nx.add_(1)\n", "backlogs[k] = x\nx.add_(1)\n"],
+               "catalog.append(x)\nx.add_(1)\n", "backlogs[k] = x\nx.add_(1)\n", "old = 0\nx.add_(1)\n"],
     "TCL103": ["u = t.detach()\nv = t.clone()\n", "u = t.detach().clone()\n"],
     "TCL101": ["x = torch.tensor(  # a list\n    [1, 2])", "s = 'tensor(  # not a call'\n"],
     "TCL104": ["# The end of a sentence.\ndata = {}\n", "x = p.data  # read only\n"],
@@ -128,10 +129,12 @@ MAY_REPORT = {
                "torch.nn.init.normal_(\n    self  # c\n    .w\n    [idx])\n", "h[idx].ñ_()\n"],
     "TCL113": ["a = t.numpy()\na[0] = 1\n", "u = torch.from_numpy(a)\nu += 1\n", "u = torch.Tensor(a)\nu += 1\n",
                "from torch import as_tensor as at\nu = at(a)\nu += 1\n", "u = np.asarray (t)\nu.add_(1)\n"],
-    "TCL115": ["y = t.detach()\ny.add_(1)\n", "y = t.data\ntorch.nn.init.zeros_(y)\n"],
+    "TCL115": ["y = t.detach()\ny.add_(1)\n", "y = t.data\ntorch.nn.init.zeros_(y)\n", "y = вес.detach()\ny.add_(1)\n",
+               "y = (\n    self  # the module\n    .w).data\ny += 1\n"],
     "TCL112": ["xs = [t] * n\nxs[0].add_(1)\n", "xs = n * [t]\nxs[0] += 1\n", "xs = (n)*[t]\nxs[0] += 1\n",
                "xs = f(n) *  [t]\nxs[0] += 1\n"],
-    "TCL114": ["my_history.append(x)\nx.add_(1)\n", "self.log[k] = x\nx.add_(1)\n", "trajectories.append(x)\nx += 1\n"],
+    "TCL114": ["old_вес = вес\nвес.add_(1)\n", "best_w = w.detach()\nw.add_(1)\n", "if acc > self.best_acc:\n    x += 1\n",
+               "my_history.append(x)\nx.add_(1)\n", "self.log[k] = x\nx.add_(1)\n", "trajectories.append(x)\nx += 1\n"],
     "TCL110": ["loss.backward()\ntotal += loss\n", "(loss).backward()\ntotal += loss\n",
                "loss \\\n    .backward()\ntotal += loss\n", "loss. backward()\ntotal += loss\n",
                "xs.append(loss)\nloss.backward()\n"],

@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, Tuple, Union
 
-from .trigger_syntax import DOT, GAP, IDENTIFIER_CHAR, NOT_IDENTIFIER, NOT_UNDERSCORE, Trigger, call_of, word
+from .trigger_syntax import DOT, GAP, IDENTIFIER_CHAR, NAME, NOT_IDENTIFIER, NOT_UNDERSCORE, Trigger, call_of, word
 from .trigger_syntax import alternatives, compile_trigger  # noqa: F401  (the prefilter's API, used from here)
 
 #: Names the rules, their text triggers and the structural prefilter (structure.py) share; names only.
@@ -79,8 +79,7 @@ IN_PLACE_METHOD = DOT + "(?!_)" + IDENTIFIER_CHAR + "*" + IN_PLACE_CALL
 #: A name or an attribute chain (`self.w`), parenthesised anywhere it may be (`(self).w`, `((w))`), then `[`: the
 #: first argument of a call that TCL120 reads as a dotted name's subscript; GAP around every token (the call's
 #: parentheses allow any line break). Each loop turn eats a `(`, `)` or `.`: a failing search is linear.
-_NAME = IDENTIFIER_CHAR + "+"
-DOTTED_SUBSCRIPT = (GAP + r"(?:\(" + GAP + ")*" + _NAME + r"(?:" + GAP + r"\))*(?:" + GAP + r"\." + GAP + _NAME
+DOTTED_SUBSCRIPT = (GAP + r"(?:\(" + GAP + ")*" + NAME + r"(?:" + GAP + r"\))*(?:" + GAP + r"\." + GAP + NAME
                     + r"(?:" + GAP + r"\))*)*" + GAP + r"\[")
 
 #: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
@@ -184,7 +183,7 @@ SNAPSHOT_WORDS = ("best", "old", "prev", "init", "before", "snapshot", "saved", 
 #: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, maybe in
 #: parentheses, and nothing else on its line; never `True`/`False`/`None` (constants: `initialized = True`), and a
 #: closing parenthesis only after an opening one (`f(init=x)` is a keyword argument, not an assignment).
-_REFERENCE = (r"(?!(?:True|False|None)\b)[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT + r"detach"
+_REFERENCE = (r"(?!(?:True|False|None)\b)" + NAME + r"(?:" + GAP + DOT + NAME + r")*(?:" + GAP + DOT + r"detach"
               + GAP + r"\(" + GAP + r"\))?")
 SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + _REFERENCE + GAP + r"\)|" + _REFERENCE + r")[ \t]*(?:[#;\r\n]|\Z)")
 HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
@@ -205,16 +204,17 @@ BEST_NAME = re.compile(r"best|lowest|highest")
 #: strings or comments: a key such as `"]"` is not seen), each alternative unambiguous, so a failing search is linear.
 _SUBSCRIPT = r"\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
 STORED_INTO = _SUBSCRIPT + GAP + "=(?!=)"
-_BEST_OPERAND = r"(?:[A-Za-z_]\w*" + GAP + DOT + r")*\w*(?:best|lowest|highest)"
+_BEST_OPERAND = r"(?:" + NAME + GAP + DOT + r")*" + IDENTIFIER_CHAR + r"*(?:best|lowest|highest)"
 #: HISTORY_WORDS as stems and endings; a stem starts the name or one of its `_` parts (`catalog` is no `log`).
 _HISTORY_STEMS = (("hist", "(?:ory|ories)?"), ("log", "s?"), ("record", "s?"), ("trace", "s?"),
                   ("traj", "(?:ectory|ectories)?"), ("tracked", ""))
+_REST_OF_NAME = IDENTIFIER_CHAR + "*(?!" + IDENTIFIER_CHAR + ")"
 KEPT_WITH_INTENT = "|".join(
-    [w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + r"(?:" + SNAPSHOT_VALUE + "|" + STORED_INTO + "|" + DOT + r"append)"
+    [w + r"(?<![A-Za-z0-9]" + w + r")" + _REST_OF_NAME + GAP + r"(?:" + SNAPSHOT_VALUE + "|" + STORED_INTO + "|" + DOT + r"append)"
      for w in SNAPSHOT_WORDS]
     + [stem + r"(?<![A-Za-z0-9]" + stem + ")" + ending + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"
        for stem, ending in _HISTORY_STEMS]
-    + [w + r"\w*" + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
+    + [w + _REST_OF_NAME + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
     + [op + r"=?" + GAP + _BEST_OPERAND for op in ("<", ">")])
 
 #: `.backward(` on a receiver that may be a plain name (TCL110), literal-first from `backward` (a regex that found
@@ -271,9 +271,11 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # a tensor kept by reference with intent (a snapshot name assigned, a snapshot- or history-named container
     # stored into or appended to, a "best so far" comparison), then an in-place write (or a step)
     "TCL114": (KEPT_WITH_INTENT, IN_PLACE_WRITE),
+    # `.detach`/`.data`, one assigned (of a name or attribute chain, parenthesised anywhere: `y = (t).detach()`),
+    # and an in-place write
     "TCL115": (DOT + "(?:detach|data)",
-               "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
-               + "(?:detach|data)", IN_PLACE_WRITE),
+               "=(?!=)" + GAP + r"(?:\(" + GAP + r")*" + NAME + r"(?:" + GAP + r"\))*(?:" + GAP + DOT + NAME
+               + r"(?:" + GAP + r"\))*)*?" + GAP + DOT + "(?:detach|data)", IN_PLACE_WRITE),
     # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
     # (the conversion first: one pass over the text, where CREATION_CALL makes 9)
     "TCL116": (CAST_AFTER_CALL, CREATION_CALL),

@@ -43,6 +43,9 @@ def word(name: str) -> str:
 IDENTIFIER_CHAR = r"[^\x00-/:-@\[-^`{-\x7f\s]"
 NOT_UNDERSCORE = r"[^\x00-/:-@\[-`{-\x7f\s]"
 NOT_IDENTIFIER = r"[\x00-/:-@\[-^`{-\x7f]"
+#: A whole name: not a number, its characters up to the next that is none (a failing search does not retry its
+#: shorter prefixes).
+NAME = "(?![0-9])" + IDENTIFIER_CHAR + "+(?!" + IDENTIFIER_CHAR + ")"
 
 _FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 
