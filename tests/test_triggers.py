@@ -168,6 +168,10 @@ def test_shapes_a_rule_may_report_pass_the_prefilter(code, snippet):
     ("TCL120", "x_(" + "a . (  # c\n" * 20_000 + ")"),
     ("TCL120", "x_(" + "a" * 100_000 + " " * 100_000 + "!"),
     ("TCL110", "x" * 100_000 + ".backward" + " " * 100_000),
+    # non-ASCII whitespace (`\s` in a str regex) is a name's character to a trigger, never a gap's
+    ("TCL115", "x.data\ny = (" + "\u00a0" * 20_000 + ")" + "\u00a0" * 20_000 + "!"),
+    ("TCL114", "x.add_(1)\nif y < " + "\u00a0" * 20_000 + "!"),
+    ("TCL120", "x_(" + "\u00a0" * 20_000 + "!"),
 ])
 def test_hostile_text_fails_to_match_without_runaway_backtracking(code, hostile):
     # Each gap is matched one way only, so these fail in milliseconds (an ambiguous gap would not finish).
