@@ -8,7 +8,7 @@ import re
 import pytest
 
 from _support import ROOT, fixture_inputs
-from torchcopy_lint.codes import TRIGGERS, alternatives, compile_trigger, may_match
+from torchcopy_lint.codes import IN_PLACE_CALL, TRIGGERS, alternatives, compile_trigger, is_in_place, may_match
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 
@@ -37,12 +37,19 @@ SPLIT = {
     "TCL108": ["import copy\nu = copy.copy(  # shallow\n    t)", "import copy\nu = copy  \\\n    .copy(t)"],
     "TCL109": ["best = model.state_dict(  # live view\n)\nloss.backward(  # step\n)\nmodel.load_state_dict(best)"],
     "TCL110": ["total = 0\nfor x in data:\n    loss = model(x)\n    loss.backward(  # grads\n    )\n    total += loss",
+               # once missed by the text prefilter: a non-ASCII name, a parenthesised operand of `+`, a long name
+               "total = 0\nfor x in data:\n    потеря = model(x)\n    потеря.backward()\n    total += потеря",
+               "total = 0\nfor x in data:\n    the_loss_of_this_very_batch = model(x)\n"
+               "    the_loss_of_this_very_batch.backward()\n    total = total + (the_loss_of_this_very_batch)",
                "total = 0\nfor x in data:\n    loss = model(x)\n    (loss  # the sum\n     ).backward()\n    total += loss"],
     "TCL111": ["t.to(  # no effect\n    'cpu')", "t.\\\n    float()"],
     "TCL112": ["xs = [t]  \\\n    * 3\nxs[0].add_(  # all\n    1)\nprint(xs)", "xs = [  # all\n    t] * 3\nxs[0].add_(1)\nprint(xs)",
                "xs = 3 * (  # rows\n    [t])\nxs[1] += 1\nprint(xs)"],
     "TCL113": ["a = t.numpy(  # shared\n)\na[0] = 5\nprint(t)", "a = t \\\n    .numpy()\na *= 2\nprint(t)",
                "import numpy as np\na = np.zeros(3, dtype=np.float32)\nu = torch.FloatTensor  (  # shared\n    a)\n"
+               "u.add_(1)\nprint(a)",
+               # once missed by the text prefilter: a legacy constructor under another name
+               "import numpy as np\nfrom torch import FloatTensor as FT\na = np.zeros(3, dtype=np.float32)\nu = FT(a)\n"
                "u.add_(1)\nprint(a)"],
     "TCL114": ["best = t\nt.add_(  # moves best\n    1)\nprint(best)", "old = p.data\np.data.mul_ \\\n    (2)\nprint(old)",
                # once missed by the text prefilter: a "best so far" test whose name is rebound to a non-reference,
@@ -52,28 +59,48 @@ SPLIT = {
                "old_params = {}\nold_params[  # by name\n    'w'] = t\nt.add_(1)\nprint(old_params)",
                "saved = []\nsaved \\\n    .append(t)\nt.add_(1)\nprint(saved)"],
     "TCL115": ["y = t.detach(  # no copy\n)\ny.zero_(  # zeroes t\n)\nprint(t)",
+               "y = (t).detach()\ny.zero_()\nprint(t)",  # once missed by the text prefilter: a parenthesised name
                "y = t \\\n    .data\ny[0] = 1\nprint(t)"],
     # TCL119 has TCL104's triggers: the same split writes, where no graph can be live
     "TCL119": ["torch.nn.init.normal_(  # init\n    p.data)", "with torch.no_grad():\n    p.data \\\n        .mul_(2)"],
     "TCL120": ["t[[0, 2]]  \\\n    .zero_()", "(t[t > 0]  # a mask\n ).fill_(  # a copy\n    1)",
                "t[[0, 2]].data \\\n    .add_(1)", "t[[0, 2]].detach(  # still the copy\n).zero_()",
-               "torch.nn.init.zeros_(  # init\n    t[[0, 2]])", "torch.clamp_((  # rows\n    t)[[0, 2]], 0, 1)"],
+               "torch.nn.init.zeros_(  # init\n    t[[0, 2]])", "torch.clamp_((  # rows\n    t)[[0, 2]], 0, 1)",
+               "torch.zero_(  # rows\n    t\n    [[0, 2]])", "torch.nn.init.normal_(t[[0, 2]])"],
 }
 PRELUDE = "import torch\nt = torch.zeros(3)\np = torch.nn.Parameter(torch.zeros(3))\n"
 
 NEAR_MISSES = {
     # an in-place call on a call's result or a name, not on a subscript; a subscript assignment
     "TCL120": ["t.index_select(0, i).zero_()\n", "t[i] = 0\n", "t[i].sum()\n", "x = a[0]\nx.zero_()\n",
-               "t[i].detach()\n", "torch.zero_(t.index_select(0, i))\n", "torch.zero_(t, [0, 1])\n"],
+               "t[i].detach()\n", "torch.zero_(t.index_select(0, i))\n", "torch.zero_(t, [0, 1])\n",
+               # a dunder is no in-place name, nor NOT_WRITES; the first argument is a dotted name's subscript or
+               # nothing the rule reports (a keyword, a call's result), and ends at the call's parenthesis
+               "super().__init__(self.sizes[0])\n", "t[i].__iadd__(1)\n", "t[i].requires_grad_()\n",
+               "class M:\n    def __init__(self):\n        self.layers = [0]\n", "torch.zero_(t.detach()[i])\n",
+               "torch.nn.init.normal_(tensor=w[i])\n", "torch.zero_(t)\nxs = ys[0]\n", "torch.foo__(t[i])\n"],
+    # no write: a dunder call, a NOT_WRITES method
+    "TCL115": ["y = t.detach()\nsuper().__init__(y)\n", "y = t.detach()\ny.requires_grad_()\nprint(t)\n"],
+    # the bridge is a call (or an alias import) of a whole name: not prose, an annotation or another class
+    "TCL113": ["# t.numpy is shared; from_numpy too\nx[0] = 1\n", "def f(x: Tensor) -> Tensor:\n    x += 1\n",
+               "y = FakeTensor(a)\ny += 1\n"],
+    # `.backward(` of an attribute, a call's result, a subscript, or in prose
+    "TCL110": ["self.loss.backward()\ntotal += loss\n", "x.sum().backward()\ntotal += x\n",
+               "xs[0].backward()\ntotal += x\n", "# then call ``.backward()``\ntotal += x\n",
+               "torch.autograd.backward(y)\ntotal += x\n"],
     # a constant, a keyword argument and a history read are not references kept with intent
     "TCL114": ["initialized = True\nx.add_(1)\n", "f(init=x)\nx.add_(1)\n", "y = trace[0]\nx.add_(1)\n",
-               "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n"],
+               "saved = (None)\nx.add_(1)\n", "y = f(lowest=x)\nx.add_(1)\n",
+               # a history word that does not start the name, or a part of it
+               "catalog.append(x)\nx.add_(1)\n", "backlogs[k] = x\nx.add_(1)\n", "old = 0\nx.add_(1)\n"],
     "TCL103": ["u = t.detach()\nv = t.clone()\n", "u = t.detach().clone()\n"],
     "TCL101": ["x = torch.tensor(  # a list\n    [1, 2])", "s = 'tensor(  # not a call'\n"],
     "TCL104": ["# The end of a sentence.\ndata = {}\n", "x = p.data  # read only\n"],
     # a constant alone, however spaced or commented, is never a tensor (most `[x] * n` in torch)
     "TCL112": ["xs = [None] * 3\nxs[0].add_(1)\n", "xs = [  # slots\n    0 ] * n\nxs[0] += 1\n",
-               "xs = n * [ 'a' ]\nxs[0] += 'b'\n", "xs = [-1] * n\nxs[1] += 1\n", "xs = [1.5]*n\nxs[0] += 1\n"],
+               "xs = n * [ 'a' ]\nxs[0] += 'b'\n", "xs = [-1] * n\nxs[1] += 1\n", "xs = [1.5]*n\nxs[0] += 1\n",
+               # an unpacking is no product
+               "x_()\nys = f(*[a])\n", "x_()\nys = g(a, *[b, c])\n", "x_()\nys = [a, *[b] ]\n"],
 }
 
 
@@ -92,6 +119,31 @@ def test_split_hazards_pass_the_prefilter_and_are_reported(code, snippet):
 @pytest.mark.parametrize("code,snippet", [(c, s) for c, ss in NEAR_MISSES.items() for s in ss])
 def test_near_misses_stay_out(code, snippet):
     assert not may_match(code, snippet)
+
+
+#: Shapes each rule may report (the index, a name's kind unknown here): the prefilter must pass them.
+MAY_REPORT = {
+    "TCL120": ["torch.zero_(h[idx])\n", "nn.init.normal_(w[idx])\n", "nn.init.normal_(self.w[idx], 0, 1)\n",
+               "zero_(h[idx])\n", "torch.zero_(h.data[idx])\n", "torch.zero_((self).w[idx])\n",
+               "torch.zero_(((w))[idx])\n", "h[idx].zero_()\n", "h[idx].data.add_(1)\n", "h[idx][0].mul_(2)\n",
+               "torch.nn.init.normal_(\n    self  # c\n    .w\n    [idx])\n", "h[idx].ñ_()\n"],
+    "TCL113": ["a = t.numpy()\na[0] = 1\n", "u = torch.from_numpy(a)\nu += 1\n", "u = torch.Tensor(a)\nu += 1\n",
+               "from torch import as_tensor as at\nu = at(a)\nu += 1\n", "u = np.asarray (t)\nu.add_(1)\n"],
+    "TCL115": ["y = t.detach()\ny.add_(1)\n", "y = t.data\ntorch.nn.init.zeros_(y)\n", "y = вес.detach()\ny.add_(1)\n",
+               "y = (\n    self  # the module\n    .w).data\ny += 1\n"],
+    "TCL112": ["xs = [t] * n\nxs[0].add_(1)\n", "xs = n * [t]\nxs[0] += 1\n", "xs = (n)*[t]\nxs[0] += 1\n",
+               "xs = f(n) *  [t]\nxs[0] += 1\n"],
+    "TCL114": ["old_вес = вес\nвес.add_(1)\n", "best_w = w.detach()\nw.add_(1)\n", "if acc > self.best_acc:\n    x += 1\n",
+               "my_history.append(x)\nx.add_(1)\n", "self.log[k] = x\nx.add_(1)\n", "trajectories.append(x)\nx += 1\n"],
+    "TCL110": ["loss.backward()\ntotal += loss\n", "(loss).backward()\ntotal += loss\n",
+               "loss \\\n    .backward()\ntotal += loss\n", "loss. backward()\ntotal += loss\n",
+               "xs.append(loss)\nloss.backward()\n"],
+}
+
+
+@pytest.mark.parametrize("code,snippet", [(c, s) for c, ss in MAY_REPORT.items() for s in ss])
+def test_shapes_a_rule_may_report_pass_the_prefilter(code, snippet):
+    assert may_match(code, snippet) and may_match(code, snippet.encode())
 
 
 @pytest.mark.parametrize("code,hostile", [
@@ -113,6 +165,13 @@ def test_near_misses_stay_out(code, snippet):
     ("TCL120", "x_(" + "(  " * 50_000 + "a"),
     ("TCL120", "x_(" + "a  # [\n" * 20_000 + ")"),
     ("TCL120", "x]" + ".detach()  " * 20_000 + ".x"),
+    ("TCL120", "x_(" + "a . (  # c\n" * 20_000 + ")"),
+    ("TCL120", "x_(" + "a" * 100_000 + " " * 100_000 + "!"),
+    ("TCL110", "x" * 100_000 + ".backward" + " " * 100_000),
+    # non-ASCII whitespace (`\s` in a str regex) is a name's character to a trigger, never a gap's
+    ("TCL115", "x.data\ny = (" + "\u00a0" * 20_000 + ")" + "\u00a0" * 20_000 + "!"),
+    ("TCL114", "x.add_(1)\nif y < " + "\u00a0" * 20_000 + "!"),
+    ("TCL120", "x_(" + "\u00a0" * 20_000 + "!"),
 ])
 def test_hostile_text_fails_to_match_without_runaway_backtracking(code, hostile):
     # Each gap is matched one way only, so these fail in milliseconds (an ambiguous gap would not finish).
@@ -145,3 +204,12 @@ def test_a_trigger_searched_by_its_alternatives_finds_what_the_whole_regex_finds
         for text in texts:
             assert bool(whole.search(text)) == split.search(text), (pattern, text[:200])
             assert bool(re.search(pattern, text.decode())) == compile_trigger(pattern, False).search(text.decode())
+
+
+@pytest.mark.parametrize("name", ["add_", "zero_", "a_", "ñ_", "normal_", "myrequires_grad_", "foo__", "__iadd__",
+                                  "requires_grad_", "share_memory_", "_private_", "add", "x_y", "_"])
+def test_in_place_calls_are_found_where_is_in_place_says_so(name):
+    # the trigger's superset: a private name ending in one `_` (no lookbehind sees a name's start)
+    found = compile_trigger(IN_PLACE_CALL, False).search(f"x.{name}(1)")
+    assert found == compile_trigger(IN_PLACE_CALL, True).search(f"x.{name}(1)".encode())
+    assert found == (is_in_place(name) or name.startswith("_") and not name.endswith("__") and name != "_")

@@ -13,32 +13,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Tuple, Union
 
-#: What may sit between two tokens of one expression: whitespace and newlines, comments and line
-#: continuations (`f(  # note` + newline + `x)`). A comment runs to the end of its line, so every
-#: character is matched one way only and a failing search cannot backtrack exponentially.
-GAP = r"(?:\s|\\(?=[\r\n])|#[^\r\n]*(?![^\r\n]))*"
-
-#: An attribute's dot, with spaces or continuations after it (not GAP: a sentence's `.` in a comment or
-#: docstring followed by a word on the next line is common, an attribute split that way is not).
-DOT = r"\.[ \t\f]*(?:\\\r?\n[ \t\f]*)*"
-
-
-def call_of(names: str) -> str:
-    """The regex of ``names`` followed by ``(``, with any GAP between."""
-    return names + GAP + r"\("
-
-
-def word(name: str) -> str:
-    r"""``\bname`` (``name`` starts a word), written literal-first as ``name(?<!\wname)``.
-
-    Speed: a regex that starts with a literal is scanned for at C speed; one that starts with ``\b``,
-    a lookbehind or a character class is tried at every position of the file (~10x slower), and every
-    rule's triggers run on every file. For the same reason a trigger's top-level alternatives are
-    searched one by one (``alternatives``): each starts with its own literal."""
-    return name + r"(?<!\w" + name + ")"
-
+from .trigger_syntax import (DOT, GAP, IDENTIFIER_CHAR, IDENTIFIER_START, NAME, NOT_IDENTIFIER, NOT_UNDERSCORE, Trigger,
+                             call_of, word)
+from .trigger_syntax import alternatives, compile_trigger  # noqa: F401  (the prefilter's API, used from here)
 
 #: Names the rules, their text triggers and the structural prefilter (structure.py) share; names only.
 #: A tensor's dtype casts with a `torch` dtype of the same name's meaning (`x.float()`: `dtype=torch.float`) ...
@@ -85,8 +64,24 @@ NOT_TENSOR_ATTRIBUTES = frozenset(
 
 
 def is_in_place(name: str) -> bool:
-    """A method or function name that writes its receiver (or first argument) in place: ends in `_`."""
-    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
+    """A method or function name that writes its receiver (or first argument) in place: ends in one `_` (torch's
+    convention: `add_`; no name of torch, its Tensor, torch.nn.init/functional or numpy ends in `__` without
+    starting with `_`), not a dunder or private name (`__iadd__`, `_foo_`), not NOT_WRITES."""
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__") and name not in NOT_WRITES
+
+
+#: A call of a name ``is_in_place`` accepts, literal-first (any gap before the parenthesis): a `_` before a gap or
+#: `(` (checked first: the cheapest test of the many `_` of a file), after a character that is not `_` (so never a
+#: dunder's `__init__(`), not the end of a NOT_WRITES name (`x.requires_grad_(`). A superset: `_private_(` passes.
+IN_PLACE_CALL = call_of(r"_(?=[\s(\\#])(?<=" + NOT_UNDERSCORE + "_)" + "".join(
+    "(?<!" + NOT_IDENTIFIER + name + ")" for name in sorted(NOT_WRITES)))
+#: A method call of such a name right after a dot (a method name does not start with `_`).
+IN_PLACE_METHOD = DOT + "(?!_)" + IDENTIFIER_CHAR + "*" + IN_PLACE_CALL
+#: A name or an attribute chain (`self.w`), parenthesised anywhere it may be (`(self).w`, `((w))`), then `[`: the
+#: first argument of a call that TCL120 reads as a dotted name's subscript; GAP around every token (the call's
+#: parentheses allow any line break). Each loop turn eats a `(`, `)` or `.`: a failing search is linear.
+DOTTED_SUBSCRIPT = (GAP + r"(?:\(" + GAP + ")*" + NAME + r"(?:" + GAP + r"\))*(?:" + GAP + r"\." + GAP + NAME
+                    + r"(?:" + GAP + r"\))*)*" + GAP + r"\[")
 
 #: TCL101's call: `tensor(` whose first argument starts with a name, `(`, `-`/`~` or a non-ASCII letter
 #: (not a literal list, number or string), with any GAP around the parenthesis.
@@ -108,13 +103,14 @@ COPY_CALL = word("copy") + GAP + DOT + call_of("copy")
 CONVERSIONS = "(?:" + "|".join(DISCARDABLE_METHODS) + ")"
 CONVERSION_CALL = DOT + call_of(CONVERSIONS)
 #: TCL111's statement: a line that starts with a dotted name and its first conversion (`x.y.to(`, `x.long().cuda(`);
-#: the rule reports only such statements (a plain dotted receiver, at the start of its line; not in files with
-#: old-Mac `\r` newlines, which `^` does not see: 2.8x the time with `(?:^|\r)`). Searched only in
-#: files with a CONVERSION_CALL (may_match stops at the first trigger that fails): ~0.4 ms per such file.
-#: (No possessive quantifiers: Python < 3.11 has none. None is needed: each `\w*` is followed by a `.` or by
+#: the rule reports only such statements (a plain dotted receiver, at the start of its line). Literal-first from
+#: the line break (`\n`, an old-Mac `\r`, or the file's start): 0.6x the time of `(?m)^`. Searched only in files
+#: with a CONVERSION_CALL (may_match stops at the first trigger that fails).
+#: (No possessive quantifiers: Python < 3.11 has none. None is needed: each name is followed by a `.` or by
 #: CONVERSION_CALL's dot, so backtracking into it can never match differently, and each loop turn eats a dot.)
-CONVERSION_STATEMENT = (r"(?m)^[ \t\f]*[A-Za-z_](?:\w*\.(?!" + CONVERSIONS + r"\b))*\w*"
-                        + CONVERSION_CALL)
+CONVERSION_STATEMENT = "|".join(
+    line + r"[ \t\f]*" + IDENTIFIER_START + r"(?:" + IDENTIFIER_CHAR + r"*\.(?!" + CONVERSIONS + "(?!" + IDENTIFIER_CHAR
+    + r")))*" + IDENTIFIER_CHAR + "*" + CONVERSION_CALL for line in (r"\n", r"\r", r"\A"))
 #: A training step: `backward(` or `step(` (GAP: any gap before the parenthesis, as `call_of`).
 STEP_CALL = call_of(word("backward")) + "|" + call_of(word("step"))
 #: KIND_EVIDENCE less the return annotations: what makes a segment evidence wherever it is (a function annotated
@@ -144,19 +140,35 @@ DETACH_AFTER_CALL = r"\)" + GAP + DOT + call_of("detach")
 #: are still the copy (`h[idx].zero_()`, `h[idx].data.zero_()`, `h[idx].detach().zero_()`; closing parentheses
 #: may come between) ...
 _STILL_THE_COPY = ("(?:" + DOT + "(?:data|detach" + GAP + r"\(" + GAP + r"\))" + GAP + r"(?:\)" + GAP + r")*)*")
-#: ... or an in-place function called on one (`torch.zero_(h[idx])`, `nn.init.normal_(self.w[idx], 0, 1)`): a
-#: `[` in the first argument, with no `,` or `;` before it (the rule reports a dotted name's subscript only);
-#: a comment is matched whole, to its line's end (each character one way: no runaway backtracking).
-INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*" + _STILL_THE_COPY + DOT + call_of(r"\w+_") + "|"
-                    + call_of(r"_(?<=\w_)") + r"(?:[^\[\],;#]|#[^\r\n]*(?![^\r\n]))*\[")
+#: ... or an in-place function called on one (`torch.zero_(h[idx])`, `nn.init.normal_(self.w[idx], 0, 1)`): the
+#: first argument a dotted name's subscript (the rule reports no other; a dunder such as `__init__(` is never an
+#: in-place name). Method and function names as ``is_in_place`` (less NOT_VALUE_WRITES' extras: a superset).
+INDEXED_IN_PLACE = (r"\]" + GAP + r"(?:\)" + GAP + r")*" + _STILL_THE_COPY + IN_PLACE_METHOD + "|"
+                    + IN_PLACE_CALL + DOTTED_SUBSCRIPT)
 
 #: An in-place write (TCL113-TCL115): a method or function ending in `_` called, an augmented assignment,
 #: a subscript store, `out=`, or an optimizer's `step(`.
-IN_PLACE_WRITE = (call_of(r"_(?<=\w_)") + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
+IN_PLACE_WRITE = (IN_PLACE_CALL + r"|=(?<=[-+*/@%&|^]=)|=(?<=>>=)|=(?<=<<=)|\]" + GAP + r"=(?!=)|"
                   + word("out") + GAP + r"=(?!=)|" + call_of(word("step")))
 
+#: A name the file may call or import under another name (qualified names resolve imports only): `name(` or
+#: `name as` (any gap between; `from torch import from_numpy as f`, then `f(a)`).
+_CALLED_OR_ALIASED = GAP + r"(?:\(|as\b)"
+assert all(name.endswith("Tensor") for name in LEGACY_CONSTRUCTORS)
+#: One of LEGACY_CONSTRUCTORS whole (`torch.FloatTensor`, not `FakeTensor`), literal-first: `Tensor` after its prefix.
+LEGACY_CONSTRUCTOR = "Tensor(?:" + "|".join(
+    "(?<=" + name + ")(?<!" + IDENTIFIER_CHAR + name + ")" for name in sorted(LEGACY_CONSTRUCTORS)) + ")"
+#: TCL113's bridge (storage.alias_of and the rule's legacy constructors): `.numpy(`, a call of `from_numpy`,
+#: `as_tensor`, `asarray` or a legacy constructor (`torch.FloatTensor(a)`), or one of them imported under another name.
+NUMPY_BRIDGE = (DOT + call_of("numpy") + "|"
+                + "|".join(word(name) + _CALLED_OR_ALIASED for name in sorted(SHARING_NAMES))
+                + "|" + LEGACY_CONSTRUCTOR + _CALLED_OR_ALIASED)
+
 #: TCL112's list: `[x] *` or `* [x]` (parentheses and gaps allowed between), not `**`/`*=`.
-LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+#: A `*` that multiplies (not `**`, not an unpacking `f(*[x])`/`[a, *[x]]`, right after an opener, `,`, `:` or `=`
+#: or one space after one: more spaces are a superset).
+_TIMES = r"\*(?<![*]\*)(?<!\*\*)(?<![(,\[{:=]\*)(?<![(,\[{:=] \*)"
+LIST_TIMES = r"\](?:" + GAP + r"\))*" + GAP + r"\*(?![*=])|" + _TIMES + GAP + r"(?:\(" + GAP + r")*\["
 #: TCL112's assignment: `= [x] * n` (an element with at most one level of brackets inside) or `= n * [x]`
 #: (`n` on the line of the `=`, without `=`); the rule reports only lists of that shape.
 #: Not an element that is a constant alone (`[None] * n`, `[0] * n`, `['a'] * n`: never a tensor; most `[x] * n` in
@@ -165,7 +177,7 @@ _NOT_A_CONSTANT_ELEMENT = (GAP + r"(?![\s#\\])(?!(?:None|True|False|-?\d[\w.]*|[
                            + r'|"[^"\\\r\n]*"))[ \t]*\])')
 LIST_TIMES_ASSIGNED = ("=(?<![=!<>]=)" + GAP + r"(?:\(" + GAP + r")*\[" + _NOT_A_CONSTANT_ELEMENT
                        + r"(?:[^\[\]]|\[[^\[\]]*\])*\]" + GAP + r"(?:\)" + GAP + r")*\*(?![*=])"
-                       + r"|=(?<![=!<>]=)[^=\r\n]*?\*(?<![*]\*)(?<!\*\*)" + GAP + r"(?:\(" + GAP + r")*\["
+                       + r"|=(?<![=!<>]=)[^=\r\n]*?" + _TIMES + GAP + r"(?:\(" + GAP + r")*\["
                        + _NOT_A_CONSTANT_ELEMENT)
 #: TCL114's intent, as text: names that say snapshot (rules/_alias.SNAPSHOT_NAME: the word starts the name or
 #: one of its `_` parts) and the last word of a history container's name (rules/_alias.HISTORY_NAME).
@@ -173,7 +185,7 @@ SNAPSHOT_WORDS = ("best", "old", "prev", "init", "before", "snapshot", "saved", 
 #: What such a name is assigned (TCL114): a name or attribute chain, maybe with `.data` or `.detach()`, maybe in
 #: parentheses, and nothing else on its line; never `True`/`False`/`None` (constants: `initialized = True`), and a
 #: closing parenthesis only after an opening one (`f(init=x)` is a keyword argument, not an assignment).
-_REFERENCE = (r"(?!(?:True|False|None)\b)[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*(?:" + GAP + DOT + r"detach"
+_REFERENCE = (r"(?!(?:True|False|None)\b)" + NAME + r"(?:" + GAP + DOT + NAME + r")*(?:" + GAP + DOT + r"detach"
               + GAP + r"\(" + GAP + r"\))?")
 SNAPSHOT_VALUE = ("=(?!=)" + GAP + r"(?:\(" + GAP + _REFERENCE + GAP + r"\)|" + _REFERENCE + r")[ \t]*(?:[#;\r\n]|\Z)")
 HISTORY_WORDS = ("hist", "history", "histories", "log", "logs", "record", "records", "trace", "traces", "traj",
@@ -194,15 +206,32 @@ BEST_NAME = re.compile(r"best|lowest|highest")
 #: strings or comments: a key such as `"]"` is not seen), each alternative unambiguous, so a failing search is linear.
 _SUBSCRIPT = r"\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
 STORED_INTO = _SUBSCRIPT + GAP + "=(?!=)"
-_BEST_OPERAND = r"(?:[A-Za-z_]\w*" + GAP + DOT + r")*\w*(?:best|lowest|highest)"
+_BEST_OPERAND = r"(?:" + NAME + GAP + DOT + r")*" + IDENTIFIER_CHAR + r"*(?:best|lowest|highest)"
+#: HISTORY_WORDS as stems and endings; a stem starts the name or one of its `_` parts (`catalog` is no `log`).
+_HISTORY_STEMS = (("hist", "(?:ory|ories)?"), ("log", "s?"), ("record", "s?"), ("trace", "s?"),
+                  ("traj", "(?:ectory|ectories)?"), ("tracked", ""))
+_REST_OF_NAME = IDENTIFIER_CHAR + "*(?!" + IDENTIFIER_CHAR + ")"
 KEPT_WITH_INTENT = "|".join(
-    [w + r"(?<![A-Za-z0-9]" + w + r")\w*" + GAP + r"(?:" + SNAPSHOT_VALUE + "|" + STORED_INTO + "|" + DOT + r"append)"
+    [w + r"(?<![A-Za-z0-9]" + w + r")" + _REST_OF_NAME + GAP + r"(?:" + SNAPSHOT_VALUE + "|" + STORED_INTO + "|" + DOT + r"append)"
      for w in SNAPSHOT_WORDS]
-    + [r"hist(?:ory|ories)?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"]
-    + [w + r"s?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")" for w in ("log", "record", "trace")]
-    + [r"traj(?:ectory|ectories)?" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")", r"tracked" + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"]
-    + [w + r"\w*" + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
+    + [stem + r"(?<![A-Za-z0-9]" + stem + ")" + ending + GAP + r"(?:" + DOT + r"append|" + STORED_INTO + ")"
+       for stem, ending in _HISTORY_STEMS]
+    + [w + _REST_OF_NAME + GAP + r"[<>]" for w in ("best", "lowest", "highest")]
     + [op + r"=?" + GAP + _BEST_OPERAND for op in ("<", ">")])
+
+#: `.backward(` on a receiver that may be a plain name (TCL110), literal-first from `backward` (a regex that found
+#: the name's start from the line's was ~40x slower): the name before the dot, when it has at most
+#: _NAME_SEEN characters, is not an attribute (`self.loss.backward(`: no `.` before it); a longer name, a `)` (a
+#: parenthesised name, or a call: a superset) or a space or line break before the dot passes; `()`, `]` or
+#: anything else before it (prose: "call ``.backward()``") does not.
+_NAME_SEEN = 24
+_IDENTIFIER_OR_DOT = r"[^\x00-\x2d/:-@\[-^`{-\x7f\s]"
+NAMED_BACKWARD = ("backward(?<=\\.backward)(?:" + "|".join(
+    "(?<=" + IDENTIFIER_CHAR * n + r"\.backward)(?<!" + _IDENTIFIER_OR_DOT + IDENTIFIER_CHAR * n + r"\.backward)"
+    for n in range(1, _NAME_SEEN + 1))
+    + "|(?<=" + IDENTIFIER_CHAR * (_NAME_SEEN + 1) + r"\.backward)"
+    + r"|(?<=[)\s]\.backward)(?<!\(\)\.backward))" + GAP + r"\("
+    + "|" + r"\.(?=[ \t\f\\])" + DOT[2:] + call_of("backward"))
 
 TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `tensor(` with a first argument that is not a literal, or an import of `tensor` under another name.
@@ -230,26 +259,25 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL108": (COPY_CALL + "|" + COPY_ALIAS,),
     # `state_dict(` and a training step (`backward(`/`step(`) in the same file.
     "TCL109": (call_of(word("state_dict")), STEP_CALL),
-    # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows), and an accumulation:
-    # `+=`, `.append(` or `name + name`.
-    "TCL110": (DOT + call_of("backward"),
-               r"(?m)(?:^|[^\w.)\]\s])\s*(?:\(\s*)?[A-Za-z_]\w*" + GAP + r"(?:\)" + GAP + ")?" + DOT + call_of("backward"),
-               r"\+=|" + word("append") + r"\s*\(|\w\s*\+\s*\w"),
+    # `name.backward(` (a plain name, maybe parenthesised, is what TCL110 follows: NAMED_BACKWARD), and an
+    # accumulation: `+=`, `.append(`, or a `+` before a name, maybe parenthesised (the rule's `total = total + loss`).
+    "TCL110": (NAMED_BACKWARD,
+               r"\+=|" + call_of(word("append")) + r"|\+(?!=)" + GAP + r"(?:\(" + GAP + ")*" + IDENTIFIER_CHAR),
     # a conversion method called somewhere, then one at the start of a line after a dotted name.
     "TCL111": (CONVERSION_CALL, CONVERSION_STATEMENT),
     # a list multiplied, an in-place write, and a list of one multiplied in an assignment.
     "TCL112": (LIST_TIMES, IN_PLACE_WRITE, LIST_TIMES_ASSIGNED),
     # a numpy bridge (`.numpy(`, `from_numpy`, `as_tensor`, `asarray`) and an in-place write
     # (`Tensor(`: the legacy constructors, `torch.FloatTensor(a)`)
-    "TCL113": (DOT + call_of("numpy") + "|" + word("from_numpy") + "|" + word("as_tensor") + "|" + word("asarray")
-               + "|" + call_of("Tensor"),
-               IN_PLACE_WRITE),
+    "TCL113": (NUMPY_BRIDGE, IN_PLACE_WRITE),
     # a tensor kept by reference with intent (a snapshot name assigned, a snapshot- or history-named container
     # stored into or appended to, a "best so far" comparison), then an in-place write (or a step)
     "TCL114": (KEPT_WITH_INTENT, IN_PLACE_WRITE),
+    # `.detach`/`.data`, one assigned (of a name or attribute chain, parenthesised anywhere: `y = (t).detach()`),
+    # and an in-place write
     "TCL115": (DOT + "(?:detach|data)",
-               "=(?!=)" + GAP + r"(?:\(" + GAP + r")?[A-Za-z_]\w*(?:" + GAP + DOT + r"[A-Za-z_]\w*)*?" + GAP + DOT
-               + "(?:detach|data)", IN_PLACE_WRITE),
+               "=(?!=)" + GAP + r"(?:\(" + GAP + r")*" + NAME + r"(?:" + GAP + r"\))*(?:" + GAP + DOT + NAME
+               + r"(?:" + GAP + r"\))*)*?" + GAP + DOT + "(?:detach|data)", IN_PLACE_WRITE),
     # a creation call (or an alias import of one) and a conversion (`.to(`, `.cuda(`, `.float(` ...) after a call.
     # (the conversion first: one pass over the text, where CREATION_CALL makes 9)
     "TCL116": (CAST_AFTER_CALL, CREATION_CALL),
@@ -297,56 +325,6 @@ ALL_CODES = tuple(META_CODES) + RULE_CODES
 def severity(code: str) -> str:
     """One severity for every output format: a file that could not be linted is an error, a finding a warning."""
     return "error" if code in META_CODES else "warning"
-
-
-_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
-
-
-def alternatives(pattern: str) -> List[str]:
-    """``pattern`` split at its top-level ``|`` (not inside a group or a character class).
-
-    The regex matches somewhere in a text if and only if one of its alternatives does; each is
-    searched on its own, from its own literal (see ``word``). Leading global flags go with each."""
-    flags = _FLAGS.match(pattern)
-    prefix = flags.group() if flags else ""
-    body = pattern[len(prefix):]
-    parts: List[str] = []
-    depth, start, i, in_class = 0, 0, 0, False
-    while i < len(body):
-        char = body[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            i += 2 if body.startswith("^]", i + 1) else 1 if body.startswith("]", i + 1) else 0  # a leading ] is literal
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(prefix + body[start:i])
-            start = i + 1
-        i += 1
-    parts.append(prefix + body[start:])
-    return parts
-
-
-class Trigger:
-    """A compiled trigger: ``search`` tells whether it occurs in a text (str or bytes, as compiled)."""
-
-    def __init__(self, pattern: str, as_bytes: bool) -> None:
-        self.patterns = tuple(re.compile(p.encode() if as_bytes else p) for p in alternatives(pattern))
-
-    def search(self, text: Union[str, bytes]) -> bool:
-        return any(p.search(text) for p in self.patterns)  # type: ignore[arg-type]
-
-
-@lru_cache(maxsize=None)
-def compile_trigger(pattern: str, as_bytes: bool) -> Trigger:
-    return Trigger(pattern, as_bytes)
 
 
 @lru_cache(maxsize=None)
