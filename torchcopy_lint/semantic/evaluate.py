@@ -1,11 +1,10 @@
 """Values of expressions and bindings, computed on demand and memoized per binding.
 
-What it knows: literals and displays, names and attribute chains (through the reads the forward pass recorded: a read's
-value is the join of the bindings that reach it, or the narrowing in force), subscripts of tensors, lists and mappings,
-operators, comparisons with a tensor (a bool tensor), conditional expressions, calls (torch functions and classes,
-optimizers, records, mappings, builtins, methods of tensors and modules, functions and classes of this file, and of the
-project through ``ProjectIndex``), what iterating or unpacking a value yields. A binding being computed when it is
-asked again (``x = x + 1`` in a loop) gives no information (None, which joins neutrally); deep chains UNKNOWN.
+What it knows: literals and displays, names and attribute chains (a read's value is the join of the bindings that
+reach it, or the narrowing in force), parameters (annotations, a test's parametrize values), subscripts, operators,
+comparisons with a tensor (a bool tensor), conditional expressions, calls (torch, optimizers, records, mappings,
+builtins, methods of tensors and modules, this file's and the project's functions and classes), what iterating or
+unpacking yields. A binding asked again while computed (``x = x + 1`` in a loop) gives None; deep chains UNKNOWN.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from . import vocabulary as v
 from .. import knowledge
 from .library import descend, module_like, position
 from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .parametrize import parametrized
 from .tensordict import TENSORDICT
 
 _MAX_DEPTH = 48
@@ -144,7 +144,7 @@ class Evaluator:
         if how == "ann":
             return self.model.classes.annotation(b.value.annotation)
         if how == "param":
-            return self.model.tensordicts.unless_one(b, self.model.classes.parameter(b))
+            return self.model.tensordicts.unless_one(b, parametrized(b, self.model.classes.parameter(b), self.imports))
         if how in ("import", "def", "class"):
             return NOT_TENSOR
         if how == "buffer":

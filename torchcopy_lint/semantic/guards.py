@@ -19,6 +19,7 @@ import libcst as cst
 
 from ..imports import dotted_name
 from .kinds import NOT_TENSOR, TENSOR, UNKNOWN, Kind, Value
+from .parametrize import narrowed_to_tensor, parametrized_values, tested_classes
 from .tensordict import names_tensordict
 from .vocabulary import NOT_TENSOR_BUILTIN_CLASSES, NOT_TENSOR_CLASSES, TENSOR_CLASSES
 
@@ -79,7 +80,7 @@ class Guards:
 
     def _test_facts(self, test: cst.BaseExpression, positive: bool, state, depth: int) -> Facts:
         if isinstance(test, cst.Call):
-            return self._call_facts(test, positive)
+            return self._call_facts(test, positive) or self._parametrized_facts(test, positive, state)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._comparison_facts(test, positive)
         if isinstance(test, cst.Name):
@@ -133,6 +134,23 @@ class Guards:
         if isinstance(found, Value):
             return {key: found} if positive else {}
         return {}
+
+    def _parametrized_facts(self, test: cst.Call, positive: bool, state) -> Facts:
+        """``isinstance(x, (int, float))`` false, where ``x`` is a test's parameter whose parametrize values of
+        other classes are all tensors: ``x`` is a tensor (parametrize.py)."""
+        args = test.args
+        if positive or len(args) != 2 or any(a.keyword is not None or a.star for a in args) \
+                or not isinstance(args[0].value, cst.Name) or dotted_name(test.func) != "isinstance" \
+                or self.imports.is_imported("isinstance"):
+            return {}
+        key = args[0].value.value
+        defs = state.get(key)
+        if not defs or len(defs) != 1 or defs[0].how != "param" or defs[0].node.annotation is not None:
+            return {}
+        excluded = tested_classes(args[1].value, self.imports)
+        values = parametrized_values(defs[0].owner, defs[0].scope.owner_class, key, self.imports) \
+            if excluded is not None else None
+        return {key: TENSOR} if values and narrowed_to_tensor(values, excluded, self.imports) else {}
 
     def _comparison_facts(self, test: cst.Comparison, positive: bool) -> Facts:
         target = test.comparisons[0]
