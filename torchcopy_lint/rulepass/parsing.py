@@ -149,7 +149,7 @@ def parse_active(source: Source, active: Sequence[Type[Rule]], prune: bool, path
         pruned = None
         module = reparser.parse(source, tree) if reparser is not None else parse_module(source)
     violations = run_rules(module, active, path, project, source=pruned.text if pruned is not None else source,
-                           original_line=pruned.original_line if pruned is not None else None)
+                           original_line=pruned.original_line if pruned is not None else None, whole_source=source)
     if not violations:
         return ParsedFile(module, violations, [])
     # pruning keeps every line where it was, or maps it back (``Pruned``): the AST's lines hold

@@ -177,14 +177,16 @@ def _handler_tables(rules: Sequence[Rule]) -> Tuple[Dict[type, List[Handler]], D
 
 def run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], path: str = "",
               project: Optional[ProjectIndex] = None, source: Optional[Source] = None,
-              original_line: Optional[Callable[[int], int]] = None) -> List[Violation]:
+              original_line: Optional[Callable[[int], int]] = None,
+              whole_source: Optional[Source] = None) -> List[Violation]:
     """Walk ``module`` once, dispatching each node to every rule that visits its type.
 
     ``source`` is the text ``module`` was parsed from, if the caller has it (it saves the model
-    from generating it again); ``original_line`` maps its lines to the file's when lines were cut out."""
+    from generating it again); ``original_line`` maps its lines to the file's when lines were cut out;
+    ``whole_source`` is the file's whole text where ``source`` had lines cut out."""
     project = project if project is not None else ProjectIndex()
     imports = ImportMap(module, project.absolute_import, project.star_name)
-    semantic = SemanticModel(module, imports, project, source=source)
+    semantic = SemanticModel(module, imports, project, source=source, whole_source=whole_source)
     context = FileContext(module, imports, semantic, path=path, project=project)
     if original_line is not None:
         context.original_line = original_line

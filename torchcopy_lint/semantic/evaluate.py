@@ -370,7 +370,7 @@ class Evaluator:
             return Value(Kind.MODULE)  # the module a DataParallel/DDP wrapper (or an unknown mix of them) holds
         if base.kind in (Kind.MODULE, Kind.RECORD) and base.cls is not None:
             return self.model.classes.attribute_of_class(base.cls, attr, depth)
-        return UNKNOWN
+        return self.model.field_types.of(e, base, depth)  # `module.eigens` where only `Eigens(..)` is stored
 
     def call(self, e: cst.Call, depth: int) -> Optional[Value]:
         func = e.func

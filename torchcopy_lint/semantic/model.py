@@ -22,6 +22,7 @@ from .classes import Classes
 from .evaluate import Evaluator
 from .flow import FlowPass
 from .syntax import all_params, buffer_key, target_keys
+from .field_types import FieldTypes
 from .guards import Guards
 from .library import ModuleCalls
 from .kinds import UNKNOWN, Kind, Value, join, known
@@ -33,11 +34,13 @@ _SCOPES = (cst.FunctionDef, cst.Module)
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, imports: ImportMap, project=None, source=None) -> None:
+    def __init__(self, module: cst.Module, imports: ImportMap, project=None, source=None, whole_source=None) -> None:
         """``source``: the text (str or bytes) ``module`` was parsed from, when the caller has it: some
-        questions are answered from it for free (whether the file has a walrus at all)."""
+        questions are answered from it for free (whether the file has a walrus at all). ``whole_source``: the
+        file's whole text, where ``source`` had statements cut out (field_types.py reads every store)."""
         self.module = module
         self.source = source
+        self.whole_source = whole_source if whole_source is not None else source
         self.imports = imports
         self.project = project
         own = getattr(project, "module_name", None) or ""
@@ -60,6 +63,7 @@ class SemanticModel:
         self.calls = Calls(self)
         self.module_calls = ModuleCalls(self)
         self.tensordicts = TensorDictUses(self)
+        self.field_types = FieldTypes(self)
         self.autograd = AutogradContexts(self)
         self._storage = None
         self._grads = None
