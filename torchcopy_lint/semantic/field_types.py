@@ -46,8 +46,9 @@ class FieldTypes:
 
     def _stored_class(self, name: str) -> Value:
         text = self._source()
-        if text is None or not re.search(r"\.[ \t]*" + re.escape(name) + r"[ \t]*(?::[^=\n]*)?=(?!=)", text):
-            return UNKNOWN
+        if text is None or not any(re.search(r"(?m)^(?:class|def)[ \t]+" + maker + r"\b", text) for maker in set(
+                re.findall(r"\.[ \t]*" + re.escape(name) + r"[ \t]*(?::[^=\n]*)?=[ \t]*(\w+)[ \t]*\(", text))):
+            return UNKNOWN  # no store of a call of a top-level class or function of the file: not parsed
         stores = self._all_stores(text).get(name)
         if not stores:
             return UNKNOWN
