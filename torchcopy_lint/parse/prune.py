@@ -213,6 +213,8 @@ class _Pruner:
                 continue
             if isinstance(node, (ast.For, ast.AsyncFor)) and child is node.iter:
                 continue  # the semantic model reads what a loop iterates over
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr == "parametrize":
+                continue  # ... and what a test's parameter takes (semantic/parametrize.py)
             if len(self.text(child)) < LARGE_NODE:
                 continue
             if isinstance(child, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and _blankable(node, child):

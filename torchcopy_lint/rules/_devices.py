@@ -22,8 +22,9 @@ from ._dtypes import LEGACY_DTYPES, kept_from, traced
 from ._exact import classify, integer
 
 #: What makes the default device of creations another than the CPU: a call that sets it (the legacy
-#: ``set_default_tensor_type(torch.cuda.FloatTensor)`` too), or a ``with torch.device(..):`` block.
-_SETS_DEVICE = re.compile(r"set_default_device|set_default_tensor_type|\bwith\b[^\n:]*\bdevice\s*\(")
+#: ``set_default_tensor_type(torch.cuda.FloatTensor)`` too), or a ``with torch.device(..):`` block (not
+#: ``with torch.cuda.device(i):``, which picks the current CUDA device and leaves creations on the CPU).
+_SETS_DEVICE = re.compile(r"set_default_device|set_default_tensor_type|\bwith\b[^\n:]*(?:\btorch\.|[\s(,])device\s*\(")
 #: Per file (its semantic model) the answer of ``default_device_changes``: one search of the text per file.
 _CHANGES_DEVICE: "WeakKeyDictionary[object, bool]" = WeakKeyDictionary()
 _CREATIONS = frozenset("""zeros ones empty eye full arange linspace logspace tensor rand randn randint randperm
@@ -42,7 +43,7 @@ def default_device_changes(context: FileContext) -> bool:
     model = context.semantic
     answer = _CHANGES_DEVICE.get(model)
     if answer is None:
-        source = model.source
+        source = model.whole_source  # the whole file: a pruned text may have lost the call
         text = source.decode("latin-1") if isinstance(source, bytes) else source
         answer = _CHANGES_DEVICE[model] = text is None or _SETS_DEVICE.search(text) is not None
     return answer
