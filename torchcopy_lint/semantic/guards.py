@@ -25,6 +25,7 @@ from .vocabulary import NOT_TENSOR_BUILTIN_CLASSES, NOT_TENSOR_CLASSES, TENSOR_C
 
 Facts = Dict[str, Value]
 FALSY = "falsy:"  # prefix of the key of the fact "this name tested false here"
+EXCLUDED = "excluded:"  # prefix of the key of the fact "isinstance rejected these classes of this parameter here"
 # len(x) <op> n that says x is empty when true (n: 0 or 1), and when false
 _EMPTY_WHEN_TRUE = {(cst.Equal, 0), (cst.LessThan, 1), (cst.LessThanEqual, 0)}
 _EMPTY_WHEN_FALSE = {(cst.GreaterThan, 0), (cst.GreaterThanEqual, 1), (cst.NotEqual, 0)}
@@ -71,7 +72,10 @@ class Guards:
             if isinstance(test.operator, cst.And) == positive:  # both hold
                 out = dict(left)
                 for key, v in right.items():
-                    out[key] = v if key not in out or out[key] == v else UNKNOWN
+                    if key.startswith(EXCLUDED) and isinstance(v, frozenset) and isinstance(out.get(key), frozenset):
+                        out.update(self._rejected(key[len(EXCLUDED):], out[key] | v, state))  # each side's classes
+                    else:
+                        out[key] = v if key not in out or out[key] == v else UNKNOWN
                 return out
             return {key: v for key, v in left.items() if right.get(key) == v}
         tested = self._falsy(test, positive)
@@ -137,20 +141,28 @@ class Guards:
 
     def _parametrized_facts(self, test: cst.Call, positive: bool, state) -> Facts:
         """``isinstance(x, (int, float))`` false, where ``x`` is a test's parameter whose parametrize values of
-        other classes are all tensors: ``x`` is a tensor (parametrize.py)."""
+        other classes are all tensors: ``x`` is a tensor (parametrize.py). The classes rejected so far are a fact
+        too, so ``if isinstance(x, int): ... elif isinstance(x, float): ... else:`` rejects both (as does ``or``)."""
         args = test.args
         if positive or len(args) != 2 or any(a.keyword is not None or a.star for a in args) \
                 or not isinstance(args[0].value, cst.Name) or dotted_name(test.func) != "isinstance" \
                 or self.imports.is_imported("isinstance"):
             return {}
-        key = args[0].value.value
+        excluded = tested_classes(args[1].value, self.imports)
+        return {} if excluded is None else self._rejected(args[0].value.value, excluded, state)
+
+    def _rejected(self, key: str, excluded, state) -> Facts:
+        """The facts where ``isinstance`` rejected the classes ``excluded`` of test parameter ``key``."""
         defs = state.get(key)
         if not defs or len(defs) != 1 or defs[0].how != "param" or defs[0].node.annotation is not None:
             return {}
-        excluded = tested_classes(args[1].value, self.imports)
-        values = parametrized_values(defs[0].owner, defs[0].scope.owner_class, key, self.imports) \
-            if excluded is not None else None
-        return {key: TENSOR} if values and narrowed_to_tensor(values, excluded, self.imports) else {}
+        values = parametrized_values(defs[0].owner, defs[0].scope.owner_class, key, self.imports)
+        if not values:
+            return {}
+        before = state.fact(EXCLUDED + key)  # what earlier tests rejected here (an elif chain, early exits)
+        excluded = excluded | before if isinstance(before, frozenset) else excluded
+        found: Facts = {EXCLUDED + key: excluded}
+        return {**found, key: TENSOR} if narrowed_to_tensor(values, excluded, self.imports) else found
 
     def _comparison_facts(self, test: cst.Comparison, positive: bool) -> Facts:
         target = test.comparisons[0]

@@ -31,7 +31,7 @@ _TENSOR_MAKERS = frozenset(CREATION_FUNCTIONS) | frozenset(
     "rand randn randint randperm as_tensor from_numpy stack cat rand_like randn_like".split())
 _TENSOR = "tensor"
 #: A class's instances that ``isinstance`` with another class also accepts (``isinstance(True, int)``).
-_SUBCLASSES = {"int": frozenset({"bool"}), "object": NOT_TENSOR_BUILTIN_CLASSES | {"NoneType"}}
+_SUBCLASSES = {"int": frozenset({"bool"}), "object": NOT_TENSOR_BUILTIN_CLASSES | {"NoneType", _TENSOR}}
 
 
 def _names(argnames: cst.BaseExpression) -> Optional[List[str]]:
