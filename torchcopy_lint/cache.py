@@ -8,7 +8,8 @@ content elsewhere belongs to another project), with the files it depended on (by
 digest); it is valid only while they are unchanged (``dependencies_current``, each
 file hashed once per run). One JSON index per tool
 version, loaded once per run and merged back atomically at the end, so a warm run
-costs one read plus hashing the files (none, when run/filestats.py knows a file's digest from its stat). Concurrent runs are safe (last writer
+costs one read plus hashing the files (none, when run/filestats.py knows a file's
+digest from its stat). Concurrent runs are safe (last writer
 wins, both writers hold valid entries); a corrupt index is ignored.
 """
 

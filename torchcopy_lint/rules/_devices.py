@@ -43,8 +43,7 @@ def default_device_changes(context: FileContext) -> bool:
     model = context.semantic
     answer = _CHANGES_DEVICE.get(model)
     if answer is None:
-        source = model.whole_source  # the whole file: a pruned text may have lost the call
-        text = source.decode("latin-1") if isinstance(source, bytes) else source
+        text = model.whole_text  # the whole file: a pruned text may have lost the call
         answer = _CHANGES_DEVICE[model] = text is None or _SETS_DEVICE.search(text) is not None
     return answer
 

@@ -43,8 +43,7 @@ SETS_DTYPE = ("set_default_dtype", "set_default_tensor_type")
 def source_mentions(context: FileContext, calls: Tuple[str, ...]) -> bool:
     """Whether the file's text holds one of ``calls`` (``set_default_dtype``: the default dtype is not known);
     the whole file's, where the parsed text was pruned."""
-    source = context.semantic.whole_source
-    text = source.decode("latin-1") if isinstance(source, bytes) else source
+    text = context.semantic.whole_text
     return text is None or any(call in text for call in calls)
 
 

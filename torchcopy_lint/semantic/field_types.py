@@ -32,6 +32,7 @@ class FieldTypes:
         self.model = model
         self._text: Optional[str] = None
         self._stores: Optional[Dict[str, List[Optional[ast.expr]]]] = None
+        self._top: Dict[str, Optional[ast.stmt]] = {}  # the file's top-level classes and functions, by name
         self._answers: Dict[str, Value] = {}
 
     def of(self, e, base: Optional[Value], depth: int) -> Value:
@@ -85,7 +86,7 @@ class FieldTypes:
     def _all_stores(self, text: str) -> Dict[str, List[Optional[ast.expr]]]:
         """Attribute name -> the value of each ``obj.name = value`` in the file (``_UNSPELLED`` for other stores)."""
         if self._stores is None:
-            self._stores, self._top = {}, {}
+            self._stores = {}
             try:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):

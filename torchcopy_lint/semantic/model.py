@@ -41,6 +41,7 @@ class SemanticModel:
         self.module = module
         self.source = source
         self.whole_source = whole_source if whole_source is not None else source
+        self._whole_text: Optional[str] = None
         self.imports = imports
         self.project = project
         own = getattr(project, "module_name", None) or ""
@@ -136,6 +137,15 @@ class SemanticModel:
             flow.bind(state, scope, key, Binding(key, "param", param, scope, flow.cfg, path=(index,), owner=fn))
         flow.suite(fn.body, state, scope)
         return scope
+
+    @property
+    def whole_text(self) -> Optional[str]:
+        """``whole_source`` as text, decoded once per file (bytes as latin-1: the rules search it for ASCII names,
+        ``set_default_dtype``, ``with torch.device(``); None when the caller gave no text."""
+        if self._whole_text is None and self.whole_source is not None:
+            source = self.whole_source
+            self._whole_text = source.decode("latin-1") if isinstance(source, bytes) else source
+        return self._whole_text
 
     def ensure(self, stack: Sequence[cst.CSTNode]) -> None:
         """Analyse the scopes enclosing the node at the top of ``stack`` (module first)."""
