@@ -17,7 +17,7 @@ from torchcopy_lint.engine import lint_source
 from torchcopy_lint.rules import ALL_RULES
 
 CODES = ["TCL101", "TCL107", "TCL108"]
-HEAD = "import copy\nimport numpy as np\nimport torch\nimport torch as t2\nfrom typing import List\n"
+HEAD = "import copy\nimport numpy as np\nimport torch\nimport torch as t2\nfrom typing import Dict, List\n"
 
 # ``x``: a tensor, as the model sees it (an IfExp's value: no list for TCL107)
 X = "    x = torch.ones(2) if y else torch.zeros(2)\n"
@@ -53,9 +53,15 @@ CASES = [
     ("x = torch.zeros(2)\ny = x if isinstance(x, torch.Tensor) else torch.tensor(x)\n", {"TCL101", "TCL107"}, set()),
 ]
 
+# comparisons: an elementwise one of a tensor is a bool tensor; `is`, `in` and a chain never are
+CASES += [
+    (F + "    return torch.tensor(x > 0), copy.copy(x == 1)\n", {"TCL101", "TCL108"}, {"TCL101", "TCL108"}),
+    (F + "    return torch.tensor(x is None), torch.tensor(0 < x < 1), copy.copy(x in y)\n", set(), set()),
+]
+
 
 @pytest.mark.parametrize("code,kept,reported", CASES)
-def test_a_guard_that_makes_the_argument_no_tensor_drops_the_rule(code, kept, reported):
+def test_a_proven_argument_drops_the_rule(code, kept, reported):
     source = (HEAD + code).encode()
     assert set(structure.plan(ast.parse(source), source, CODES).codes) == kept
 

@@ -5,8 +5,9 @@ semantic model (semantic/evaluate.py) calls the argument a tensor (or a list of 
 answers for arguments.py, a superset of the model's answer ("may be" unless proven not):
 
 - an expression the evaluator never calls a tensor whatever the names in it are: a constant, an f-string, a
-  display or comprehension (a list of tensors is not a tensor), a comparison, ``and``/``or``, ``not x``, the
-  operators over such operands; a call of a builtin or of a method whose name says what it returns (``len(xs)``,
+  display or comprehension (a list of tensors is not a tensor), ``and``/``or``, ``not x``; the operators and
+  the elementwise comparisons (``t > 0``: a bool tensor) over such operands, any other comparison; a call of a
+  builtin or of a method whose name says what it returns (``len(xs)``,
   ``x.item()``: codes.NUMBER_BUILTINS ...), given that the file binds and imports no such name (the answer then
   lists the names: arguments.UNLESS); an attribute of codes.NOT_TENSOR_ATTRIBUTES, or of a name whose attributes
   the function never stores and whose bindings have none the model knows (``node.meta``);
@@ -33,7 +34,9 @@ from ..codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHO
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
 #: or UNKNOWN, whatever their operands are.
 _NEVER_TENSOR = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
-                 ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Compare, ast.BoolOp)
+                 ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.BoolOp)
+#: The comparisons the evaluator calls a (bool) tensor where a side is one (``t > 0``); ``is``, ``in``, a chain: never.
+_ELEMENTWISE = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -225,6 +228,10 @@ def may_be_tensor(expr: ast.AST, at: At, assumed: Optional[Set[str]] = None,
                    if not (branch.__class__ is ast.Constant and branch.value is None))  # type: ignore[attr-defined]
     if cls is ast.NamedExpr:
         return may_be_tensor(expr.value, at, assumed, visiting)  # type: ignore[attr-defined]
+    if cls is ast.Compare:
+        return len(expr.ops) == 1 and expr.ops[0].__class__ in _ELEMENTWISE and (  # type: ignore[attr-defined]
+            may_be_tensor(expr.left, at, assumed, visiting)  # type: ignore[attr-defined]
+            or may_be_tensor(expr.comparators[0], at, assumed, visiting))  # type: ignore[attr-defined]
     return True
 
 
