@@ -4,7 +4,12 @@ without the prefilter (the same diagnostics), the near misses kept.
 Guards (guard_arms.py): ``torch.tensor(x)`` in an arm where a guard says
 ``x`` is no tensor (``x if isinstance(x, torch.Tensor) else torch.tensor(x)``) drops TCL101, though ``x`` is bound
 to a tensor; a guard the model does not read so, or one that may not cover the read, keeps it, and linting with and
-without the prefilter agrees on every case."""
+without the prefilter agrees on every case.
+
+Module names (binding_names.displayed, function_values.py ``never_tensor``): ``copy.copy(TABLE)`` or
+``torch.tensor(TABLE)`` in a function that does not bind ``TABLE``, where only top-level displays (``TABLE = {...}``)
+bind it in the file, drops TCL101/TCL108; any other binding of the name anywhere in the file, or a guard on it, keeps
+them."""
 
 from __future__ import annotations
 
@@ -57,6 +62,34 @@ CASES = [
 CASES += [
     (F + "    return torch.tensor(x > 0), copy.copy(x == 1)\n", {"TCL101", "TCL108"}, {"TCL101", "TCL108"}),
     (F + "    return torch.tensor(x is None), torch.tensor(0 < x < 1), copy.copy(x in y)\n", set(), set()),
+]
+
+M = "def f():\n    return copy.copy(TABLE), torch.tensor(TABLE)\n"
+ALL = {"TCL101", "TCL107", "TCL108"}
+
+# module names (TCL107, a list of tensors, is not read so)
+CASES += [
+    ('TABLE = {"a": 1}\n' + M, {"TCL107"}, set()),
+    ("TABLE = [torch.zeros(2)]\n" + M, {"TCL107"}, set()),  # a list of tensors is no tensor
+    ('TABLE: Dict[str, int] = {k: i for i, k in enumerate("ab")}\nTABLE.update(x=1)\n' + M, {"TCL107"}, set()),
+    ('A = B = ("a", "b")\nA = [1]\n' + M.replace("TABLE", "A"), {"TCL107"}, set()),
+    # kept: another binding anywhere in the file, none, an import, or a guard in the function
+    ("TABLE = t = torch.zeros(2)\n" + M, ALL, {"TCL101", "TCL108"}),
+    ("TABLE = ()\nTABLE = torch.zeros(2)\n" + M, ALL, set()),
+    ("TABLE = {}\ndef g():\n    global TABLE\n    TABLE = torch.zeros(2)\n" + M, ALL, set()),
+    ("TABLE = {}\nclass C:\n    TABLE = torch.zeros(2)\n    def f(self):\n        return copy.copy(TABLE)\n",
+     {"TCL108"}, set()),
+    ("TABLE = {}\ndef f():\n    if isinstance(TABLE, torch.Tensor):\n        return copy.copy(TABLE)\n",
+     {"TCL108"}, {"TCL108"}),
+    ("def outer(TABLE: torch.Tensor):\n    def f():\n        return copy.copy(TABLE)\n    return f\nTABLE = {}\n",
+     {"TCL108"}, {"TCL108"}),
+    (M, ALL, set()),  # bound nowhere
+    ("from m import TABLE\nTABLE = {}\n" + M, ALL, set()),
+    ("TABLE = {}\nfor TABLE in [torch.zeros(2)]:\n    pass\n" + M, ALL, set()),
+    ("TABLE = [(TABLE := torch.zeros(2))]\n" + M, ALL, set()),
+    ("TABLE = {}\nTABLE += torch.zeros(2)\n" + M, ALL, set()),
+    ("TABLE: torch.Tensor\nTABLE = {}\n" + M, ALL, set()),
+    ("TABLE = lambda TABLE: TABLE\n" + M, ALL, set()),
 ]
 
 

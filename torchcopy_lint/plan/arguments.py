@@ -91,7 +91,8 @@ def argument_tokens(call: ast.Call, add, at: At, guarded: Optional[Tuple[str, Fr
 
 
 #: A token that holds unless the file binds one of the names it lists (``unless:bfloat,ix|data:tensor``: unless
-#: ``float`` is bound or ``x`` imported anywhere in the file); structure.resolved reads it.
+#: ``float`` is bound or ``x`` imported anywhere in the file; ``dTABLE``: unless ``TABLE`` is bound otherwise than by
+#: top-level displays, or nowhere); structure.resolved reads it.
 UNLESS = "unless:"
 
 

@@ -17,6 +17,9 @@ answers for arguments.py, a superset of the model's answer ("may be" unless prov
   the model (semantic/classes.py ``parameter``). A method's first parameter (``self``) may be a tensor;
 - a name every binding of which in the function (its own statements, not nested scopes') is such a parameter or
   such a value: whichever bindings reach a read, their join is never a tensor (``n = n + 1`` adds nothing);
+- a name the function neither binds nor guards (the module's, read with no fact: semantic/model.py
+  ``free_bindings``), which only top-level displays bind in the file (``TABLE = {...}``): a ``d`` condition of
+  arguments.UNLESS, structure.resolved decides;
 - for TCL107, a name the function never binds to a display of what may be tensors or to a call's result
   (TCL107 reports a name only where every binding reaching it is one of those, semantic/evaluate.py ``_filled``).
 
@@ -136,6 +139,9 @@ class ArgumentScope:
         never a tensor's), not bound again before the read and never narrowed; or a name every binding of which
         in this function is such a parameter or a value that is never a tensor (``never_bound``)."""
         if self.only_parameter(name, at) and self._annotated_safe[name] and name not in self._guarded:
+            return True
+        if at is not None and assumed is not None and not self.binds(name) and name not in self._guarded:
+            assumed.add("d" + name)  # the module's: never a tensor if only top-level displays bind it (structure.py)
             return True
         return at is not None and self.never_bound(name, at, assumed, set())
 
