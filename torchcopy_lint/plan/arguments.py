@@ -18,6 +18,7 @@ import re
 from bisect import bisect_left
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
+from .guard_arms import Proven, guard_arms
 from .function_values import (FUNCTIONS, GUARD_CALLS, LOOPS, SAFE_ANNOTATIONS, ArgumentScope, At, Site,  # noqa: F401
                               last_name, may_be_tensor, may_be_tensor_list)
 
@@ -47,12 +48,12 @@ def followed(aliases: Dict[str, str], source: Union[str, bytes]) -> bool:
 _SAFE_CLASS = re.compile(r"class(?:[ \t\f]|\\\r?\n)+(?:%s)\b" % "|".join(sorted(SAFE_ANNOTATIONS)))
 
 
-def argument_tokens(call: ast.Call, add, at: At) -> None:
+def argument_tokens(call: ast.Call, add, at: At, guarded: Optional[Tuple[str, FrozenSet[str]]] = None) -> None:
     """TCL101/TCL107/TCL108's shape tokens of ``call``: ``data:NAME`` when its data argument (the first positional
     one, or ``data=``) may be a tensor, ``tensors:NAME`` when it may be a list of tensors, ``one_arg:NAME`` for a
     single positional argument that may be a tensor (``copy.copy(t)``: a call on a plain name); a plain name's call
     also gives the ``name_`` twins, which structure.resolved maps through import aliases. A ``*args``/``**kwargs``
-    may be anything."""
+    may be anything. ``guarded``: a guard around the call proves its first argument no tensor (guard_arms.py)."""
     func = call.func
     if func.__class__ is ast.Attribute:
         name, prefixes, on_name = func.attr, ("",), func.value.__class__ is ast.Name  # type: ignore[attr-defined]
@@ -70,7 +71,10 @@ def argument_tokens(call: ast.Call, add, at: At) -> None:
             unsure = True
         elif keyword.arg == "data" and data is None:
             data = keyword.value
-    if unsure or data is not None and _may(may_be_tensor, data, at, found, "data:"):
+    if guarded is not None and not unsure and data is call.args[0]:
+        if guarded[1]:
+            found.append(UNLESS + ",".join(sorted(guarded[1])) + "|data:")
+    elif unsure or data is not None and _may(may_be_tensor, data, at, found, "data:"):
         found.append("data:")
     if unsure or data is not None and _may(may_be_tensor_list, data, at, found, "tensors:"):
         found.append("tensors:")
@@ -87,7 +91,8 @@ def argument_tokens(call: ast.Call, add, at: At) -> None:
 
 
 #: A token that holds unless the file binds one of the names it lists (``unless:bfloat,ix|data:tensor``: unless
-#: ``float`` is bound or ``x`` imported anywhere in the file); structure.resolved reads it.
+#: ``float`` is bound or ``x`` imported anywhere in the file; ``dTABLE``: unless ``TABLE`` is bound otherwise than by
+#: top-level displays, or nowhere); structure.resolved reads it.
 UNLESS = "unless:"
 
 
@@ -114,19 +119,21 @@ def outside_lines(node: ast.AST, lines: List[int]) -> bool:
     return at == len(lines) or lines[at] > node.end_lineno  # type: ignore[attr-defined]
 
 
+_GUARDED = (ast.IfExp, ast.If)
 #: The "function" of a class body or a lambda's body (``placed_calls``): no def's scope, and no loop of one.
 OPAQUE = ast.Pass()
 
 
 def placed_calls(statement: ast.stmt, names: Optional[FrozenSet[str]], lines: Optional[List[int]],
-                 as_method: bool = False) -> Iterator[Tuple[ast.Call, Optional[ast.AST], bool, Optional[ast.stmt], bool]]:
+                 as_method: bool = False, proven: Optional[Proven] = None
+                 ) -> Iterator[Tuple[ast.Call, Optional[ast.AST], bool, Optional[ast.stmt], bool]]:
     """Each call of ``names`` (its last name; None: every call) in ``statement``, a top-level one, with where it
     is read: ``(call, function, is_method, holder, looping)``. ``function``: the innermost def whose body holds
     it (its decorators, defaults and annotations are read in the enclosing one), None at module level, OPAQUE in
     a class body or a lambda's body; ``is_method``: that def is written directly in a class body (``as_method``:
     ``statement`` may be one); ``holder``: the def's statement that holds the call; ``looping``: a loop of that
     def (or of the module) holds it. ``lines``: the sorted first lines of those calls, the only parts walked
-    (None: all of it)."""
+    (None: all of it). ``proven``: filled with the calls a guard around them proves (guard_arms.py)."""
     methods: Set[int] = {id(statement)} if as_method else set()
     stack: list = [(statement, None, None, False)]
     while stack:
@@ -152,6 +159,8 @@ def placed_calls(statement: ast.stmt, names: Optional[FrozenSet[str]], lines: Op
             stack.append((node.args, function, holder, looping))  # type: ignore[attr-defined]
             stack.append((node.body, OPAQUE, None, False))  # type: ignore[attr-defined]
         else:
+            if proven is not None and cls in _GUARDED:
+                guard_arms(node, proven)
             inner = looping or cls in LOOPS
             stack.extend((child, function, child if function is not None and isinstance(child, ast.stmt) else holder,
                           inner) for child in ast.iter_child_nodes(node))
@@ -164,6 +173,8 @@ def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method
     tensor there). ``as_method``: ``statement`` is a def that may be a method (its first parameter may be
     ``self``)."""
     scopes: Dict[int, ArgumentScope] = {}
-    for call, function, is_method, holder, looping in placed_calls(statement, REFINED_CALLS, lines, as_method):
+    proven: Proven = {}
+    for call, function, is_method, holder, looping in placed_calls(statement, REFINED_CALLS, lines, as_method, proven):
         argument_tokens(call, add, None if function is None or function is OPAQUE else Site(
-            scopes, (function, is_method), (holder.lineno, holder.col_offset), looping))  # type: ignore[union-attr]
+            scopes, (function, is_method), (holder.lineno, holder.col_offset), looping),  # type: ignore[union-attr]
+            proven.get(id(call)))

@@ -36,3 +36,30 @@ def bindings(node: ast.AST, bound: Set[str], imported: Optional[Set[str]] = None
             found = getattr(node, field, None)
             if isinstance(found, str):
                 bound.add(found)
+
+
+#: Values the semantic model never calls a tensor whatever is in them (a display of tensors is a list of them).
+_DISPLAYS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
+             ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def displayed(statement: ast.stmt) -> Set[str]:
+    """The names a top-level ``NAME = <display>`` (``NAME: T = <display>``) binds, nothing else binding them in it:
+    a module's name bound only by such statements is never a tensor where a function reads it
+    (function_values.py ``ArgumentScope.never_tensor``, structure.resolved)."""
+    cls = statement.__class__
+    if cls is ast.Assign:
+        targets = statement.targets  # type: ignore[attr-defined]
+    elif cls is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
+        targets = [statement.target]  # type: ignore[attr-defined]
+    else:
+        return set()
+    value = statement.value  # type: ignore[attr-defined]
+    if value.__class__ not in _DISPLAYS or any(t.__class__ is not ast.Name for t in targets):
+        return set()
+    names = {t.id for t in targets}  # type: ignore[attr-defined]
+    if any(node.__class__ is ast.Name and node.ctx is not LOAD and node.id in names  # type: ignore[attr-defined]
+           or node.__class__ in BINDERS for node in ast.walk(value)):
+        return set()  # (a comprehension's variable or a walrus of the same name, a lambda's parameters)
+    return names
+

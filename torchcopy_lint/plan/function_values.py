@@ -5,8 +5,9 @@ semantic model (semantic/evaluate.py) calls the argument a tensor (or a list of 
 answers for arguments.py, a superset of the model's answer ("may be" unless proven not):
 
 - an expression the evaluator never calls a tensor whatever the names in it are: a constant, an f-string, a
-  display or comprehension (a list of tensors is not a tensor), a comparison, ``and``/``or``, ``not x``, the
-  operators over such operands; a call of a builtin or of a method whose name says what it returns (``len(xs)``,
+  display or comprehension (a list of tensors is not a tensor), ``and``/``or``, ``not x``; the operators and
+  the elementwise comparisons (``t > 0``: a bool tensor) over such operands, any other comparison; a call of a
+  builtin or of a method whose name says what it returns (``len(xs)``,
   ``x.item()``: codes.NUMBER_BUILTINS ...), given that the file binds and imports no such name (the answer then
   lists the names: arguments.UNLESS); an attribute of codes.NOT_TENSOR_ATTRIBUTES, or of a name whose attributes
   the function never stores and whose bindings have none the model knows (``node.meta``);
@@ -16,6 +17,9 @@ answers for arguments.py, a superset of the model's answer ("may be" unless prov
   the model (semantic/classes.py ``parameter``). A method's first parameter (``self``) may be a tensor;
 - a name every binding of which in the function (its own statements, not nested scopes') is such a parameter or
   such a value: whichever bindings reach a read, their join is never a tensor (``n = n + 1`` adds nothing);
+- a name the function neither binds nor guards (the module's, read with no fact: semantic/model.py
+  ``free_bindings``), which only top-level displays bind in the file (``TABLE = {...}``): a ``d`` condition of
+  arguments.UNLESS, structure.resolved decides;
 - for TCL107, a name the function never binds to a display of what may be tensors or to a call's result
   (TCL107 reports a name only where every binding reaching it is one of those, semantic/evaluate.py ``_filled``).
 
@@ -33,7 +37,9 @@ from ..codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHO
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
 #: or UNKNOWN, whatever their operands are.
 _NEVER_TENSOR = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
-                 ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Compare, ast.BoolOp)
+                 ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.BoolOp)
+#: The comparisons the evaluator calls a (bool) tensor where a side is one (``t > 0``); ``is``, ``in``, a chain: never.
+_ELEMENTWISE = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -134,6 +140,9 @@ class ArgumentScope:
         in this function is such a parameter or a value that is never a tensor (``never_bound``)."""
         if self.only_parameter(name, at) and self._annotated_safe[name] and name not in self._guarded:
             return True
+        if at is not None and assumed is not None and not self.binds(name) and name not in self._guarded:
+            assumed.add("d" + name)  # the module's: never a tensor if only top-level displays bind it (structure.py)
+            return True
         return at is not None and self.never_bound(name, at, assumed, set())
 
     def never_bound(self, name: str, at: "Site", assumed: Optional[Set[str]], visiting: Set[str]) -> bool:
@@ -225,6 +234,10 @@ def may_be_tensor(expr: ast.AST, at: At, assumed: Optional[Set[str]] = None,
                    if not (branch.__class__ is ast.Constant and branch.value is None))  # type: ignore[attr-defined]
     if cls is ast.NamedExpr:
         return may_be_tensor(expr.value, at, assumed, visiting)  # type: ignore[attr-defined]
+    if cls is ast.Compare:
+        return len(expr.ops) == 1 and expr.ops[0].__class__ in _ELEMENTWISE and (  # type: ignore[attr-defined]
+            may_be_tensor(expr.left, at, assumed, visiting)  # type: ignore[attr-defined]
+            or may_be_tensor(expr.comparators[0], at, assumed, visiting))  # type: ignore[attr-defined]
     return True
 
 

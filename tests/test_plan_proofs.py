@@ -1,0 +1,107 @@
+"""Proofs of the structural prefilter that TCL101/TCL107/TCL108 stay silent, each case planned and linted with and
+without the prefilter (the same diagnostics), the near misses kept.
+
+Guards (guard_arms.py): ``torch.tensor(x)`` in an arm where a guard says
+``x`` is no tensor (``x if isinstance(x, torch.Tensor) else torch.tensor(x)``) drops TCL101, though ``x`` is bound
+to a tensor; a guard the model does not read so, or one that may not cover the read, keeps it, and linting with and
+without the prefilter agrees on every case.
+
+Module names (binding_names.displayed, function_values.py ``never_tensor``): ``copy.copy(TABLE)`` or
+``torch.tensor(TABLE)`` in a function that does not bind ``TABLE``, where only top-level displays (``TABLE = {...}``)
+bind it in the file, drops TCL101/TCL108; any other binding of the name anywhere in the file, or a guard on it, keeps
+them."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from torchcopy_lint.plan import structure
+from torchcopy_lint.engine import lint_source
+from torchcopy_lint.rules import ALL_RULES
+
+CODES = ["TCL101", "TCL107", "TCL108"]
+HEAD = "import copy\nimport numpy as np\nimport torch\nimport torch as t2\nfrom typing import Dict, List\n"
+
+# ``x``: a tensor, as the model sees it (an IfExp's value: no list for TCL107)
+X = "    x = torch.ones(2) if y else torch.zeros(2)\n"
+F = "def f(y):\n" + X
+
+# (code, the rules the plan keeps, the rules linting reports)
+CASES = [
+    # dropped: the guard makes the read no tensor
+    (F + "    return x if isinstance(x, torch.Tensor) else torch.tensor(x)\n", set(), set()),
+    (F + "    return torch.tensor(x, dtype=torch.int) if not torch.is_tensor(x) else x\n", set(), set()),
+    (F + "    if not isinstance(x, torch.Tensor):\n        x = torch.tensor(x)\n    return x\n", {"TCL107"},
+     set()),  # (TCL107: a name bound to a call's result)
+    (F + "    if torch.is_tensor(x):\n        pass\n    else:\n        return torch.tensor(x)\n", set(), set()),
+    (F + "    if isinstance(x, int):\n        return torch.tensor(x)\n", set(), set()),
+    ("def f(xs: List[torch.Tensor]):\n    return [x if isinstance(x, torch.Tensor) else torch.tensor(x) for x in xs]\n",
+     set(), set()),
+    (F + "    return lambda: x if isinstance(x, torch.Tensor) else torch.tensor(x)\n", {"TCL107"}, set()),
+    # kept: the guard does not say "no tensor" there, or names another class, module or name
+    (F + "    return torch.tensor(x) if isinstance(x, torch.Tensor) else x\n", {"TCL101"}, {"TCL101"}),
+    (F + "    return x if isinstance(x, np.ndarray) else torch.tensor(x)\n", {"TCL101"}, {"TCL101"}),
+    (F + "    return x if isinstance(y, torch.Tensor) else torch.tensor(x)\n", {"TCL101"}, {"TCL101"}),
+    (F + "    return x if isinstance(x, t2.Tensor) else torch.tensor(x)\n", {"TCL101"}, set()),  # another head
+    (F + "    return x if isinstance(x, (torch.Tensor, int)) else torch.tensor(x)\n", {"TCL101"}, set()),
+    (F + "    if isinstance(x, int):\n        y = 1\n        return torch.tensor(x)\n", {"TCL101"}, set()),
+    (F + "    if not torch.is_tensor(x):\n        x = torch.zeros(2)\n        return torch.tensor(x)\n",
+     {"TCL101", "TCL107"}, {"TCL101"}),  # rebound in the arm
+    (F + "    if isinstance(x, int):\n        pass\n    elif x.sum():\n        return torch.tensor(x)\n",
+     {"TCL101"}, {"TCL101"}),
+    (F + "    return x if isinstance(x, torch.Tensor) else torch.tensor(data=x)\n", {"TCL101"}, set()),  # by keyword
+    ("from m import isinstance\n" + F + "    if isinstance(x, int):\n        return torch.tensor(x)\n",
+     {"TCL101"}, {"TCL101"}),
+    ("from m import int\n" + F + "    if isinstance(x, int):\n        return torch.tensor(x)\n", {"TCL101"}, {"TCL101"}),
+    ("x = torch.zeros(2)\ny = x if isinstance(x, torch.Tensor) else torch.tensor(x)\n", {"TCL101", "TCL107"}, set()),
+]
+
+# comparisons: an elementwise one of a tensor is a bool tensor; `is`, `in` and a chain never are
+CASES += [
+    (F + "    return torch.tensor(x > 0), copy.copy(x == 1)\n", {"TCL101", "TCL108"}, {"TCL101", "TCL108"}),
+    (F + "    return torch.tensor(x is None), torch.tensor(0 < x < 1), copy.copy(x in y)\n", set(), set()),
+]
+
+M = "def f():\n    return copy.copy(TABLE), torch.tensor(TABLE)\n"
+ALL = {"TCL101", "TCL107", "TCL108"}
+
+# module names (TCL107, a list of tensors, is not read so)
+CASES += [
+    ('TABLE = {"a": 1}\n' + M, {"TCL107"}, set()),
+    ("TABLE = [torch.zeros(2)]\n" + M, {"TCL107"}, set()),  # a list of tensors is no tensor
+    ('TABLE: Dict[str, int] = {k: i for i, k in enumerate("ab")}\nTABLE.update(x=1)\n' + M, {"TCL107"}, set()),
+    ('A = B = ("a", "b")\nA = [1]\n' + M.replace("TABLE", "A"), {"TCL107"}, set()),
+    # kept: another binding anywhere in the file, none, an import, or a guard in the function
+    ("TABLE = t = torch.zeros(2)\n" + M, ALL, {"TCL101", "TCL108"}),
+    ("TABLE = ()\nTABLE = torch.zeros(2)\n" + M, ALL, set()),
+    ("TABLE = {}\ndef g():\n    global TABLE\n    TABLE = torch.zeros(2)\n" + M, ALL, set()),
+    ("TABLE = {}\nclass C:\n    TABLE = torch.zeros(2)\n    def f(self):\n        return copy.copy(TABLE)\n",
+     {"TCL108"}, set()),
+    ("TABLE = {}\ndef f():\n    if isinstance(TABLE, torch.Tensor):\n        return copy.copy(TABLE)\n",
+     {"TCL108"}, {"TCL108"}),
+    ("def outer(TABLE: torch.Tensor):\n    def f():\n        return copy.copy(TABLE)\n    return f\nTABLE = {}\n",
+     {"TCL108"}, {"TCL108"}),
+    (M, ALL, set()),  # bound nowhere
+    ("from m import TABLE\nTABLE = {}\n" + M, ALL, set()),
+    ("TABLE = {}\nfor TABLE in [torch.zeros(2)]:\n    pass\n" + M, ALL, set()),
+    ("TABLE = [(TABLE := torch.zeros(2))]\n" + M, ALL, set()),
+    ("TABLE = {}\nTABLE += torch.zeros(2)\n" + M, ALL, set()),
+    ("TABLE: torch.Tensor\nTABLE = {}\n" + M, ALL, set()),
+    ("TABLE = lambda TABLE: TABLE\n" + M, ALL, set()),
+]
+
+
+@pytest.mark.parametrize("code,kept,reported", CASES)
+def test_a_proven_argument_drops_the_rule(code, kept, reported):
+    source = (HEAD + code).encode()
+    assert set(structure.plan(ast.parse(source), source, CODES).codes) == kept
+
+
+@pytest.mark.parametrize("code,kept,reported", CASES)
+def test_linting_with_and_without_the_prefilter_agrees(code, kept, reported):
+    source = (HEAD + code).encode()
+    reference = lint_source(source, "f.py", ALL_RULES, prune=False, structural=False)
+    assert lint_source(source, "f.py", ALL_RULES, prune=False) == reference
+    assert {d.code for d in reference} & set(CODES) == reported  # the near misses that report are kept
