@@ -10,6 +10,7 @@ import pytest
 from _support import ROOT, fixture_inputs
 from torchcopy_lint.codes import IN_PLACE_CALL, TRIGGERS, alternatives, compile_trigger, is_in_place, may_match
 from torchcopy_lint.engine import lint_source
+from torchcopy_lint.trigger_syntax import required_literal
 from torchcopy_lint.rules import ALL_RULES
 
 # Code (with `import torch`, `t` a tensor, `p` a parameter) the rule reports, written with gaps between tokens.
@@ -200,7 +201,7 @@ def test_a_trigger_searched_by_its_alternatives_finds_what_the_whole_regex_finds
         if not pattern.startswith("(?"):
             assert "|".join(parts) == pattern
         whole, split = re.compile(pattern.encode()), compile_trigger(pattern, True)
-        assert len(split.patterns) == len(parts)
+        assert len(split.alternatives) == len(parts)
         for text in texts:
             assert bool(whole.search(text)) == split.search(text), (pattern, text[:200])
             assert bool(re.search(pattern, text.decode())) == compile_trigger(pattern, False).search(text.decode())
@@ -213,3 +214,27 @@ def test_in_place_calls_are_found_where_is_in_place_says_so(name):
     found = compile_trigger(IN_PLACE_CALL, False).search(f"x.{name}(1)")
     assert found == compile_trigger(IN_PLACE_CALL, True).search(f"x.{name}(1)".encode())
     assert found == (is_in_place(name) or name.startswith("_") and not name.endswith("__") and name != "_")
+
+
+@pytest.mark.parametrize("pattern, gate", [
+    (r"\)\s*\.detach(?<!\wdetach)\s*\(", ".detach"),  # a lookbehind is zero-width: the run goes on through it
+    (r"copy\s*\.\s*copy_", "copy_"),  # the longest run
+    (r"(?:to|cuda)\(", None),  # a branch: no character is required
+    (r"ab[cd]ef", None),  # runs shorter than MIN_GATE
+    (r"(?i)detach", None),  # case ignored: `in` could not answer
+])
+def test_required_literal_is_what_every_match_holds(pattern, gate):
+    assert required_literal(pattern) == gate
+    if gate is not None:
+        assert required_literal(pattern.encode()) == gate.encode()
+
+
+def test_every_gate_occurs_in_every_match_of_its_alternative():
+    texts = [p.read_bytes() for p in fixture_inputs()] + [s.encode() for ss in SPLIT.values() for s in ss]
+    for pattern in _patterns():
+        for alternative in compile_trigger(pattern, True).alternatives:
+            if alternative.gate is None:
+                continue
+            for text in texts:
+                for found in alternative.regex.finditer(text):
+                    assert alternative.gate in found.group(), (alternative.regex.pattern, found.group())

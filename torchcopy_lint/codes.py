@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Optional, Tuple, Union
 
 from .trigger_syntax import (DOT, GAP, IDENTIFIER_CHAR, IDENTIFIER_START, NAME, NOT_IDENTIFIER, NOT_UNDERSCORE, Trigger,
                              call_of, word)
@@ -332,14 +332,16 @@ def _compiled(code: str, as_bytes: bool) -> Tuple[Trigger, ...]:
     return tuple(compile_trigger(t, as_bytes) for t in TRIGGERS[code])
 
 
-def may_match(code: str, source: Union[str, bytes]) -> bool:
-    """The prefilter of one rule: False means it cannot report anything in ``source``."""
-    return all(t.search(source) for t in _compiled(code, isinstance(source, bytes)))
+def may_match(code: str, source: Union[str, bytes], memo: Optional[Dict[Trigger, bool]] = None) -> bool:
+    """The prefilter of one rule: False means it cannot report anything in ``source``. ``memo``: the
+    answers of the triggers already searched in ``source`` (rules share some)."""
+    return all(t.search(source, memo) for t in _compiled(code, isinstance(source, bytes)))
 
 
 def active_codes(source: Union[str, bytes], codes: Iterable[str] = RULE_CODES) -> FrozenSet[str]:
     """The prefilter's answer for a file: the codes among ``codes`` whose rule may report in ``source``."""
-    return frozenset(code for code in codes if may_match(code, source))
+    memo: Dict[Trigger, bool] = {}
+    return frozenset(code for code in codes if may_match(code, source, memo))
 
 
 def may_match_any(source: Union[str, bytes]) -> bool:

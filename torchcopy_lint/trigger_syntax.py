@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import List, Union
+from typing import Dict, List, Optional, Union
+
+try:
+    from re import _constants as _sre_constants, _parser as _sre_parser  # Python >= 3.11
+except ImportError:  # pragma: no cover - Python < 3.11
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parser  # type: ignore[no-redef]
 
 #: What may sit between two tokens of one expression: whitespace and newlines, comments and line
 #: continuations (`f(  # note` + newline + `x)`). A comment runs to the end of its line, so every
@@ -84,14 +90,62 @@ def alternatives(pattern: str) -> List[str]:
     return parts
 
 
+#: Zero-width items of a parsed regex: the characters on either side of one are contiguous in every match.
+_ZERO_WIDTH = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
+#: A literal shorter than this is no gate: `)` or `=` occur in every file, and `in` costs a scan.
+MIN_GATE = 3
+
+
+def required_literal(pattern: Union[str, bytes]) -> Optional[Union[str, bytes]]:
+    """The longest run of characters every match of ``pattern`` holds, contiguous (its top-level sequence's
+    literals, zero-width assertions between them skipped); None when it has none of MIN_GATE characters,
+    or ignores case. A text without it cannot match: ``literal in text`` (a scan at memchr speed) answers
+    first, so a regex that starts with a frequent character (`)`, `=`) runs only where its rarer word occurs."""
+    parsed = _sre_parser.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    runs: List[List[int]] = [[]]
+    for op, argument in parsed:
+        if op is _sre_constants.LITERAL:
+            runs[-1].append(argument)
+        elif op not in _ZERO_WIDTH:
+            runs.append([])
+    best = max(runs, key=len)
+    if len(best) < MIN_GATE:
+        return None
+    return bytes(best) if isinstance(pattern, bytes) else "".join(map(chr, best))
+
+
+class _Alternative:
+    """One top-level alternative of a trigger: its regex, behind its required literal when it has one."""
+
+    __slots__ = ("regex", "gate")
+
+    def __init__(self, pattern: Union[str, bytes]) -> None:
+        self.regex = re.compile(pattern)
+        self.gate = required_literal(pattern)
+
+    def search(self, text: Union[str, bytes]) -> bool:
+        gate = self.gate
+        return (gate is None or gate in text) and self.regex.search(text) is not None  # type: ignore[operator]
+
+
 class Trigger:
     """A compiled trigger: ``search`` tells whether it occurs in a text (str or bytes, as compiled)."""
 
     def __init__(self, pattern: str, as_bytes: bool) -> None:
-        self.patterns = tuple(re.compile(p.encode() if as_bytes else p) for p in alternatives(pattern))
+        self.pattern = pattern
+        self.alternatives = tuple(_Alternative(p.encode() if as_bytes else p) for p in alternatives(pattern))
 
-    def search(self, text: Union[str, bytes]) -> bool:
-        return any(p.search(text) for p in self.patterns)  # type: ignore[arg-type]
+    def search(self, text: Union[str, bytes], memo: Optional[Dict["Trigger", bool]] = None) -> bool:
+        """Whether the trigger occurs in ``text``; ``memo``: answers already found in this text (several rules
+        share a trigger, `IN_PLACE_WRITE`: it is searched once per file)."""
+        if memo is not None:
+            found = memo.get(self)
+            if found is None:
+                found = memo[self] = any(a.search(text) for a in self.alternatives)
+            return found
+        return any(a.search(text) for a in self.alternatives)
 
 
 @lru_cache(maxsize=None)
