@@ -102,7 +102,8 @@ def required_literal(pattern: Union[str, bytes]) -> Optional[Union[str, bytes]]:
     or ignores case. A text without it cannot match: ``literal in text`` (a scan at memchr speed) answers
     first, so a regex that starts with a frequent character (`)`, `=`) runs only where its rarer word occurs."""
     parsed = _sre_parser.parse(pattern)
-    if parsed.state.flags & re.IGNORECASE:
+    state = getattr(parsed, "state", None) or parsed.pattern  # type: ignore[attr-defined]  # `pattern` before 3.11
+    if state.flags & re.IGNORECASE:
         return None
     runs: List[List[int]] = [[]]
     for op, argument in parsed:
