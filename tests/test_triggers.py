@@ -238,3 +238,17 @@ def test_every_gate_occurs_in_every_match_of_its_alternative():
             for text in texts:
                 for found in alternative.regex.finditer(text):
                     assert alternative.gate in found.group(), (alternative.regex.pattern, found.group())
+
+
+@pytest.mark.parametrize("text, live", [
+    ("p.data.add_(1)", False),  # no forward, hook or backward anywhere: no graph the model can call live
+    ("def init(m):\n    m.weight.data.zero_()\n", False),
+    ("class M(nn.Module):\n    def forward(self, x):\n        self.w.data.add_(1)\n", True),
+    ("out = model(x)\np.data.add_(1)\nloss.backward()\n", True),
+    ("def my_pre_Hook(m, i):\n    m.w.data.mul_(0.5)\n", True),  # the word `hook` in any case
+    ("def scale(m, i):\n    m.w.data.mul_(0.5)\nmodel.register_forward_pre_hook(scale)\n", True),
+])
+def test_tcl104_needs_a_word_of_live_graph_evidence_and_tcl119_does_not(text, live):
+    assert may_match("TCL104", text) is live
+    assert may_match("TCL104", text.encode()) is live
+    assert may_match("TCL119", text)  # the graph-free twin reports the same writes anywhere

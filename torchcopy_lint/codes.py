@@ -125,6 +125,12 @@ KIND_EVIDENCE = r"->\s*['\"]?[\w.]*Tensor\b|" + KIND_EVIDENCE_NOT_RETURNS
 #: `model.apply(init_fn)`. Pruning keeps the functions holding them (and the callers of the functions that
 #: write `.data`: callers.py).
 GRAPH_EVIDENCE = r"apply\s*\("
+#: Where TCL104 may find a live graph, as text: semantic/autograd.py's evidence is a function named `forward`, a hook
+#: (a function whose name holds the word `hook` in any case, or one passed to `register_*hook*`), a function called
+#: from one of those, or a write between a forward and a `backward()` (training_order.py). A file holding none of these
+#: words holds no graph the model can call live, so TCL104 cannot report in it (TCL119, its graph-free twin, can).
+#: Keep in step with autograd.py: a new kind of evidence that a graph is live needs its word here.
+GRAPH_LIVE_WORDS = r"forward|backward|(?i:hook)"
 #: A creation function imported under another name (`from torch import zeros as z`): calls can't be found by text.
 CREATION_ALIAS = word("import") + r"[\w\s,\\(]*\b(?:zeros|ones|full|empty|eye|arange|linspace|tensor)(?:_like)?\s+as\b"
 #: TCL116's creation call (`zeros(`, `ones_like(` ...), or one of them imported under another name.
@@ -245,7 +251,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     "TCL104": (DOT + "data",
                DOT + "data" + GAP + r"(?:\)" + GAP + r")*"
                r"(?:" + DOT + call_of(r"\w+_") + r"|\[|=[^=]|(?:\*\*|//|>>|<<|[-+*/@%&|^])=)"
-               r"|" + call_of(r"_(?<=\w_)") + r"[^()]*?" + DOT + "data" + GAP + "[,)]",),
+               r"|" + call_of(r"_(?<=\w_)") + r"[^()]*?" + DOT + "data" + GAP + "[,)]",
+               GRAPH_LIVE_WORDS),
     # only training code is checked
     "TCL105": (word("deepcopy") + r"\b", call_of(word("backward")) + "|" + call_of(word("step"))),
     # `.copy_(` right after a `*_like(...)` call without nested parentheses (comments and closing parentheses
@@ -286,8 +293,8 @@ TRIGGERS: Dict[str, Tuple[str, ...]] = {
     # `.clone(` and a conversion call right after a call.
     "TCL118": (DOT + call_of(word("clone")), CAST_AFTER_CALL),
 }
-# TCL119 reports the writes TCL104 looks for, in graph-free code: the same text.
-TRIGGERS["TCL119"] = TRIGGERS["TCL104"]
+# TCL119 reports the writes TCL104 looks for, in graph-free code: the same writes, wherever a graph may be.
+TRIGGERS["TCL119"] = TRIGGERS["TCL104"][:2]
 # an in-place method called on a subscript (`h[idx].zero_()`): TCL120 reports it where the index is advanced.
 TRIGGERS["TCL120"] = (INDEXED_IN_PLACE,)
 
