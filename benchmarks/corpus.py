@@ -18,7 +18,8 @@ Repositories (``GIT_REPOS``, training scripts rather than libraries) are pinned 
 read from a local bare mirror ``<mirror-dir>/<owner>+<name>/repo`` (this tool never clones):
 the commit's ``.py`` blobs are unpacked, into
 ``<dest>/<owner>+<name>-<commit[:12]>/``. A missing mirror or commit is reported and skipped.
-``HELD_OUT_REPOS`` (the held-out split, ``--split held-out``) are read the same way.
+``HELD_OUT_REPOS`` (the held-out split, ``--split held-out``) and ``FRESH_REPOS`` (``--split fresh``) are read the
+same way.
 
 A directory is complete once it holds a ``.complete`` marker; rerunning skips it. Only the
 standard library is used, and torch is never imported.
@@ -135,8 +136,20 @@ HELD_OUT_REPOS: Dict[str, str] = {
 frameworks, differentiable vision, simulation-based inference). Read like ``GIT_REPOS``; never labelled in
 labels.tsv: heldout_sample.py draws their sample for independent labelling (heldout_labels.tsv)."""
 
-SPLITS = ("dev", "held-out", "all")
-"""``dev``: the packages, torch and ``GIT_REPOS`` (labels.tsv); ``held-out``: ``HELD_OUT_REPOS``; ``all``: both."""
+FRESH_REPOS: Dict[str, str] = {
+    "facebookresearch/pytorch3d": "9381c4016376345bb795b97c45a6c2de66db354a",
+    "Project-MONAI/MONAI": "d388d1c6fec8cb3a0eebee5b5a0b9776ca59ca83",
+    "pyg-team/pytorch_geometric": "5c6461b2305ad068a6d61165b3c55852a11aaa41",
+    "speechbrain/speechbrain": "9c826ef3937bac885c8a6ca86c6889a30f256fb5",
+}
+"""The fresh held-out split (session 13): repositories no session had read or linted before its sample was drawn
+(3-D vision, medical imaging, graph learning, speech). The held-out split's repositories served issue 32's recall
+work (kornia's parametrized tests, peft's fields), so its figure is no longer one of untouched code; this one is.
+Read like ``GIT_REPOS``; its sample is labelled in heldout_labels.tsv like the held-out split's."""
+
+SPLITS = ("dev", "held-out", "fresh", "all")
+"""``dev``: the packages, torch and ``GIT_REPOS`` (labels.tsv); ``held-out``: ``HELD_OUT_REPOS``; ``fresh``:
+``FRESH_REPOS``; ``all``: every member."""
 
 GIT_VERSION_LEN = 12
 DEFAULT_MIRROR_DIR = Path(os.environ.get("TORCHCOPY_MIRROR_DIR", "/work/.mirror"))
@@ -158,18 +171,20 @@ def corpus_entries(split: str = "dev") -> List[Tuple[str, str]]:
     dev = (sorted(PACKAGES.items()) + [("torch", TORCH_VERSION)]
            + [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(GIT_REPOS.items())])
     held_out = [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(HELD_OUT_REPOS.items())]
-    return {"dev": dev, "held-out": held_out, "all": dev + held_out}[split]
+    fresh = [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(FRESH_REPOS.items())]
+    return {"dev": dev, "held-out": held_out, "fresh": fresh, "all": dev + held_out + fresh}[split]
 
 
 def repo_commit(name: str) -> Optional[str]:
     """The pinned commit of a repository member of either split; None for a package."""
-    return GIT_REPOS.get(name) or HELD_OUT_REPOS.get(name)
+    return GIT_REPOS.get(name) or HELD_OUT_REPOS.get(name) or FRESH_REPOS.get(name)
 
 
 def add_split_argument(ap: argparse.ArgumentParser) -> None:
     """The ``--split`` option every corpus tool takes (default dev: the figures labels.tsv scores)."""
     ap.add_argument("--split", choices=SPLITS, default="dev",
-                    help="dev: the labelled members; held-out: HELD_OUT_REPOS; all: both (default %(default)s)")
+                    help="dev: the labelled members; held-out: HELD_OUT_REPOS; fresh: FRESH_REPOS; all: every member "
+                         "(default %(default)s)")
 
 
 def entry_name(name: str, version: str) -> str:
