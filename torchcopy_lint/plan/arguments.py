@@ -18,6 +18,7 @@ import re
 from bisect import bisect_left
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
+from .ast_children import children
 from .guard_arms import Proven, guard_arms
 from .function_values import (FUNCTIONS, GUARD_CALLS, LOOPS, SAFE_ANNOTATIONS, ArgumentScope, At, Site,  # noqa: F401
                               last_name, may_be_tensor, may_be_tensor_list)
@@ -81,12 +82,13 @@ def argument_tokens(call: ast.Call, add, at: At, guarded: Optional[Tuple[str, Fr
     if on_name and len(call.args) == 1 and not call.keywords and call.args[0].__class__ is not ast.Starred \
             and _may(may_be_tensor, call.args[0], at, found, "one_arg:"):
         found.append("one_arg:")
-    for prefix in prefixes:
-        for token in found:
-            if token.startswith(UNLESS):
-                names, _, token = token.partition("|")
+    for token in found:
+        if token.startswith(UNLESS):
+            names, _, token = token.partition("|")
+            for prefix in prefixes:
                 add(names + "|" + prefix + token + name)
-            else:
+        else:
+            for prefix in prefixes:
                 add(prefix + token + name)
 
 
@@ -149,7 +151,7 @@ def placed_calls(statement: ast.stmt, names: Optional[FrozenSet[str]], lines: Op
             stack.extend((child, node, child, False) for child in node.body)  # type: ignore[attr-defined]
         elif cls is ast.ClassDef:
             body = {id(child) for child in node.body}  # type: ignore[attr-defined]
-            stack.extend((child, function, holder, looping) for child in ast.iter_child_nodes(node)
+            stack.extend((child, function, holder, looping) for child in children(node)
                          if id(child) not in body)
             for child in node.body:  # type: ignore[attr-defined]
                 if child.__class__ in FUNCTIONS:
@@ -163,7 +165,7 @@ def placed_calls(statement: ast.stmt, names: Optional[FrozenSet[str]], lines: Op
                 guard_arms(node, proven)
             inner = looping or cls in LOOPS
             stack.extend((child, function, child if function is not None and isinstance(child, ast.stmt) else holder,
-                          inner) for child in ast.iter_child_nodes(node))
+                          inner) for child in children(node))
 
 
 def scoped_argument_tokens(statement: ast.stmt, add, lines: List[int], as_method: bool = False) -> None:

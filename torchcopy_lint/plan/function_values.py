@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple, Union
 
+from .ast_children import children
 from .binding_names import BINDERS, bindings
 from ..codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
 
@@ -121,7 +122,7 @@ class ArgumentScope:
             comprehended = comprehended or cls in _COMPREHENSIONS
             nested = nested or cls in _SCOPES
             stack.extend((child, child if isinstance(child, ast.stmt) else statement, comprehended, nested)
-                         for child in ast.iter_child_nodes(node))
+                         for child in children(node))
 
     def only_parameter(self, name: str, at: "Optional[Site]" = None) -> bool:
         """Every binding of ``name`` that can reach a read at ``at`` (None: anywhere in the function) is the

@@ -32,14 +32,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Set
 
+from .ast_children import FIELDS, child_fields, children
 from .binding_names import BINDERS, LOAD, bindings
-from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, last_name, scoped_argument_tokens
+from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
+from .alias_shapes import add_kept, add_written, assign_shapes, last_part
 from .index_shapes import indexed_write
-from ..codes import (BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, LEGACY_CONSTRUCTORS,
-                     SHARING_NAMES, SNAPSHOT_NAME, VIEW_ATTRIBUTES, VIEW_METHODS, is_in_place)
+from ..codes import BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SNAPSHOT_NAME, is_in_place
 
 _CONVERSION_SET = frozenset(CONVERSION_METHODS)
 _DISCARDABLE_SET = frozenset(DISCARDABLE_METHODS)
@@ -51,21 +52,6 @@ _INERT_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 # semantic model may read: `xs.append(t)`), generators.
 _ACTIVE = frozenset({ast.Call, ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                      ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom})
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-#: Fields that never hold a statement or an expression (names, operators, contexts, flags).
-_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "asname", "type_comment",
-                          "kind", "conversion", "level", "is_async", "simple", "tag", "names"})
-
-
-def _fields(cls: type) -> Tuple[str, ...]:
-    found = _FIELDS.get(cls)
-    if found is None:
-        found = _FIELDS[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f not in _LEAF_FIELDS)
-    return found
-
-
 @dataclass
 class Shape:
     """What one top-level statement holds: shape tokens, its Name identifiers, whether it is inert."""
@@ -98,51 +84,110 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
     add_argument = arguments.add
     refined_lines: List[int] = []  # the first lines of the calls arguments.py refines
     placed_lines: List[int] = []  # ... and of those whose place training.py reads
-    Constant, Name, Attribute, Call = ast.Constant, ast.Name, ast.Attribute, ast.Call
+    Constant, Name, Attribute, Call, Store, Arg = (ast.Constant, ast.Name, ast.Attribute, ast.Call, ast.Store,
+                                                   ast.arg)
     AST = ast.AST
     stack: List[ast.AST] = [statement]
     pop, push = stack.pop, stack.append
     bound: Set[str] = set()
     imported: Set[str] = set()
+    add_bound = bound.add
     load = LOAD
     names_bound = (bound, imported)
+    fields_of, handlers, active, refined, placed = FIELDS, _HANDLERS, _ACTIVE, REFINED_CALLS, PLACED_CALLS
+    # by node class, the commonest first: a name, an attribute (one child), a call (its three fields); the rest
+    # by their handlers and remembered fields (ast_children.py), in the order of ``ast.iter_child_nodes``. A name
+    # child is read where it is met (what a name gives, two sets, does not depend on the order)
     while stack:
         node = pop()
         cls = node.__class__
         if cls is Name:
             add_name(node.id)  # type: ignore[attr-defined]
             if node.ctx is not load:  # type: ignore[attr-defined]
-                bound.add(node.id)  # type: ignore[attr-defined]
+                add_bound(node.id)  # type: ignore[attr-defined]
             continue
         if cls is Attribute:
-            add("attr:" + node.attr)  # type: ignore[attr-defined]
-            if node.attr == "data" and node.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
+            attr = node.attr  # type: ignore[attr-defined]
+            add("attr:" + attr)
+            if attr == "data" and node.ctx.__class__ is Store:  # type: ignore[attr-defined]
                 add("data_write")  # p.data = v, p.data += v
-        elif cls is Call:
-            _call_shapes(node, add)  # type: ignore[arg-type]
-            called = last_name(node.func)  # type: ignore[attr-defined]
-            if called in REFINED_CALLS:
+            value = node.value  # type: ignore[attr-defined]
+            if value.__class__ is Name:
+                add_name(value.id)  # type: ignore[attr-defined]
+                if value.ctx is not load:  # type: ignore[attr-defined]
+                    add_bound(value.id)  # type: ignore[attr-defined]
+            elif value.__class__ is not Constant:
+                push(value)
+            continue
+        if cls is Call:
+            func = node.func  # type: ignore[attr-defined]
+            _call_shapes(node, func, add)  # type: ignore[arg-type]
+            func_cls = func.__class__
+            called = func.attr if func_cls is Attribute else func.id if func_cls is Name else None
+            if called in refined:
                 refined_lines.append(node.lineno)  # type: ignore[attr-defined]
                 argument_tokens(node, add_argument, None)  # type: ignore[arg-type]
-            elif node.func.__class__ is Name:  # type: ignore[attr-defined]
+            elif func_cls is Name:
                 argument_tokens(node, add_argument, None)  # type: ignore[arg-type]  # maybe one under another name
-                if called in PLACED_CALLS:
+                if called in placed:
                     placed_lines.append(node.lineno)  # type: ignore[attr-defined]
-            elif called in PLACED_CALLS:
+            elif called in placed:
                 placed_lines.append(node.lineno)  # type: ignore[attr-defined]
-        else:
-            handle = _HANDLERS.get(cls)
-            if handle is not None:
-                handle(node, add, aliases, names_bound)
-        if inert and cls in _ACTIVE:
             inert = False
-        for name in _fields(cls):
+            if func_cls is Name:
+                add_name(called)  # type: ignore[arg-type]
+                if func.ctx is not load:  # type: ignore[attr-defined]
+                    add_bound(called)  # type: ignore[arg-type]
+            elif func_cls is not Constant:
+                push(func)
+            values = node.args  # type: ignore[attr-defined]
+            keywords = node.keywords  # type: ignore[attr-defined]
+            if keywords:  # (read here: _keyword, then its value)
+                values = values + [keyword.value for keyword in keywords]
+                for keyword in keywords:
+                    if keyword.arg == "out":
+                        add("write")
+                        add_written(keyword.value, add)
+            for item in values:
+                item_cls = item.__class__
+                if item_cls is Name:
+                    add_name(item.id)  # type: ignore[attr-defined]
+                    if item.ctx is not load:  # type: ignore[attr-defined]
+                        add_bound(item.id)  # type: ignore[attr-defined]
+                elif item_cls is not Constant:
+                    push(item)
+            continue
+        if cls is Arg:  # a parameter: it binds its name; its annotation
+            add_bound(node.arg)  # type: ignore[attr-defined]
+            value = node.annotation  # type: ignore[attr-defined]
+            if value is not None and value.__class__ is not Constant:
+                push(value)
+            continue
+        handle = handlers.get(cls)
+        if handle is not None:
+            handle(node, add, aliases, names_bound)
+        if inert and cls in active:
+            inert = False
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = child_fields(cls)
+        for name in fields:
             value = getattr(node, name, None)
-            if value.__class__ is list:
+            value_cls = value.__class__
+            if value_cls is list:
                 for item in value:
-                    if isinstance(item, AST) and item.__class__ is not Constant:
+                    item_cls = item.__class__
+                    if item_cls is Name:
+                        add_name(item.id)
+                        if item.ctx is not load:
+                            add_bound(item.id)
+                    elif item_cls is not Constant and isinstance(item, AST):
                         push(item)
-            elif isinstance(value, AST) and value.__class__ is not Constant:
+            elif value_cls is Name:
+                add_name(value.id)  # type: ignore[attr-defined]
+                if value.ctx is not load:  # type: ignore[attr-defined]
+                    add_bound(value.id)  # type: ignore[attr-defined]
+            elif value_cls is not Constant and isinstance(value, AST):
                 push(value)
     if not scoped and any(token.startswith("name_call:") for token in tokens):
         training_call_tokens(statement, add)  # TCL105: where the copy is (training.py), under any name
@@ -164,7 +209,7 @@ def _subscript(node, add, aliases, names_bound) -> None:
 
 def _augmented(node, add, aliases, names_bound) -> None:
     add("write")
-    _written(node.target, add)
+    add_written(node.target, add)
     if node.op.__class__ is ast.Add:
         add("form:augadd")
 
@@ -177,7 +222,7 @@ def _binary(node, add, aliases, names_bound) -> None:
 def _keyword(node, add, aliases, names_bound) -> None:
     if node.arg == "out":
         add("write")
-        _written(node.value, add)
+        add_written(node.value, add)
 
 
 def _import(node, add, aliases, names_bound) -> None:
@@ -191,9 +236,7 @@ def _is_data(node: ast.AST) -> bool:
     return node.__class__ is ast.Attribute and node.attr == "data"  # type: ignore[attr-defined]
 
 
-def _call_shapes(call: ast.Call, add) -> None:
-    func = call.func
-    arity = len(call.args) + len(call.keywords)
+def _call_shapes(call: ast.Call, func: ast.expr, add) -> None:
     if func.__class__ is ast.Attribute:
         name = func.attr  # type: ignore[attr-defined]
         add("method:" + name)
@@ -201,9 +244,9 @@ def _call_shapes(call: ast.Call, add) -> None:
             add("write")
         elif is_in_place(name):
             add("write")
-            _written(func.value, add)  # type: ignore[attr-defined]  # x.add_(1)
+            add_written(func.value, add)  # type: ignore[attr-defined]  # x.add_(1)
             if call.args:
-                _written(call.args[0], add)  # torch.nn.init.zeros_(w)
+                add_written(call.args[0], add)  # torch.nn.init.zeros_(w)
         if name in _CONVERSION_SET and func.value.__class__ is ast.Call:  # type: ignore[attr-defined]
             made = func.value.func  # type: ignore[attr-defined]
             if made.__class__ is ast.Attribute:
@@ -215,7 +258,7 @@ def _call_shapes(call: ast.Call, add) -> None:
         if _is_data(func.value) and name.endswith("_") and not name.startswith("__"):  # type: ignore[attr-defined]
             add("data_write")  # p.data.add_(v)
         inner = func.value  # type: ignore[attr-defined]
-        if name == "detach" and arity == 0 and inner.__class__ is ast.Call:  # t.clone().detach()
+        if name == "detach" and not call.args and not call.keywords and inner.__class__ is ast.Call:  # t.clone().detach()
             if inner.func.__class__ is ast.Attribute:
                 add("detach_of:" + inner.func.attr)
             elif inner.func.__class__ is ast.Name:
@@ -226,126 +269,17 @@ def _call_shapes(call: ast.Call, add) -> None:
         if is_in_place(name):
             add("write")  # zeros_(w), imported by name
             if call.args:
-                _written(call.args[0], add)
+                add_written(call.args[0], add)
         add("call:" + name)
         add("name_call:" + name)
-    if any(_is_data(a) for a in call.args[:1]) or any(_is_data(k.value) for k in call.keywords):
+    args = call.args
+    if args and _is_data(args[0]):
         add("data_write")  # torch.nn.init.zeros_(p.data): a function may write it
-
-
-def _last_part(expr: ast.AST) -> Optional[str]:
-    """The last name of a dotted chain (``b`` of ``self.a.b``); None for anything else."""
-    key = _dotted(expr)
-    return key.rpartition(".")[2] if key is not None else None
-
-
-def _plain_reference(value: ast.AST) -> bool:
-    """``w``, ``self.w``, ``w.data`` or ``w.detach()`` (TCL114's snapshot values)."""
-    if value.__class__ is ast.Call and not value.args and not value.keywords \
-            and value.func.__class__ is ast.Attribute and value.func.attr == "detach":  # type: ignore[attr-defined]
-        value = value.func.value  # type: ignore[attr-defined]
-    return _last_part(value) is not None
-
-
-def _assign_shapes(node: ast.Assign, add) -> None:
-    targets = node.targets
-    for target in targets:
-        if target.__class__ is ast.Subscript:
-            add("write")  # x[i] = v
-            _written(target, add)
-    if len(targets) != 1:
-        return
-    target, value = targets[0], node.value
-    if target.__class__ is ast.Subscript:
-        last = _last_part(target.value)  # type: ignore[attr-defined]
-        if last is not None and (SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last)):
-            _kept(value, add)  # log[k] = x
-        return
-    key = _dotted(target)
-    if key is None:
-        return
-    if SNAPSHOT_NAME.search(key.rpartition(".")[2]) and _plain_reference(value):
-        _kept(value, add)  # best = w
-    if value.__class__ is ast.BinOp and value.op.__class__ is ast.Mult \
-            and (_one_element(value.left) or _one_element(value.right)):  # type: ignore[attr-defined]
-        add("listmul:" + key)  # xs = [t] * n
-    root, hows = _alias_root(value)  # y = x.detach(), y = x.data[0], a = t.numpy(), t = from_numpy(a)
-    if "detach" in hows or "data" in hows:
-        add("detach_alias:" + key)
-    if "numpy" in hows or _SHARED in hows:
-        add("bridge:" + key)
-        source = _dotted(root)
-        if source is not None:
-            add("bridge:" + source)
-
-
-def _may_share(func: ast.AST) -> bool:
-    """``torch.from_numpy`` / ``as_tensor`` / ``np.asarray``, or a plain name that may be one imported under
-    another name."""
-    return func.__class__ is ast.Name or func.__class__ is ast.Attribute \
-        and (func.attr in SHARING_NAMES or func.attr in LEGACY_CONSTRUCTORS)  # type: ignore[attr-defined]
-
-
-def _dotted(expr: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a chain of names; None for anything else."""
-    parts = []
-    while expr.__class__ is ast.Attribute:
-        parts.append(expr.attr)  # type: ignore[attr-defined]
-        expr = expr.value  # type: ignore[attr-defined]
-    if expr.__class__ is not ast.Name:
-        return None
-    parts.append(expr.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
-
-
-_SHARED = "(a sharing call)"
-
-
-def _alias_root(expr: ast.AST) -> Tuple[ast.AST, Set[str]]:
-    """What ``expr`` shares storage with, as semantic/storage.py's ``alias_of`` follows it, with every
-    subscript and possible sharing call looked through (a superset), and the views and attributes passed on
-    the way (``_SHARED`` for a sharing call)."""
-    hows: Set[str] = set()
-    while True:
-        cls = expr.__class__
-        if cls is ast.Subscript:
-            expr = expr.value  # type: ignore[attr-defined]
-        elif cls is ast.Attribute and expr.attr in VIEW_ATTRIBUTES:  # type: ignore[attr-defined]
-            hows.add(expr.attr)  # type: ignore[attr-defined]
-            expr = expr.value  # type: ignore[attr-defined]
-        elif cls is ast.Call and expr.func.__class__ is ast.Attribute \
-                and expr.func.attr in VIEW_METHODS:  # type: ignore[attr-defined]
-            hows.add(expr.func.attr)  # type: ignore[attr-defined]
-            expr = expr.func.value  # type: ignore[attr-defined]
-        elif cls is ast.Call and len(expr.args) == 1 and _may_share(expr.func):  # type: ignore[attr-defined]
-            hows.add(_SHARED)
-            expr = expr.args[0]  # type: ignore[attr-defined]
-        else:
-            return expr, hows
-
-
-def _storage_key(expr: ast.AST) -> Optional[str]:
-    """The name whose storage ``expr`` is, as semantic/storage.py finds it (``w`` for ``w.data[0]``,
-    ``w.detach().view(-1)``, ``torch.from_numpy(w)``); None when it is not a chain of names."""
-    return _dotted(_alias_root(expr)[0])
-
-
-def _written(expr: ast.AST, add) -> None:
-    key = _storage_key(expr)
-    if key is not None:
-        add("written:" + key)
-
-
-def _kept(value: ast.AST, add) -> None:
-    """TCL114: ``value`` is stored with intent; its storage must be written for a hazard."""
-    key = _storage_key(value)
-    if key is not None:
-        add("kept:" + key)
-
-
-def _one_element(side: ast.AST) -> bool:
-    return side.__class__ is ast.List and len(side.elts) == 1 \
-        and side.elts[0].__class__ not in (ast.Constant, ast.Starred)  # type: ignore[attr-defined]
+    else:
+        for keyword in call.keywords:
+            if _is_data(keyword.value):
+                add("data_write")
+                break
 
 
 def _expression_statement_shapes(value: ast.AST, add) -> None:
@@ -356,9 +290,9 @@ def _expression_statement_shapes(value: ast.AST, add) -> None:
     if func.attr in _DISCARDABLE_SET:
         add("stmt_conversion")  # x.to(device)
     elif func.attr == "append" and value.args:  # type: ignore[attr-defined]
-        last = _last_part(func.value)
+        last = last_part(func.value)
         if last is not None and (SNAPSHOT_NAME.search(last) or HISTORY_NAME.search(last)):
-            _kept(value.args[0], add)  # type: ignore[attr-defined]  # history.append(x)
+            add_kept(value.args[0], add)  # type: ignore[attr-defined]  # history.append(x)
 
 
 def _best_so_far(node: ast.If, add) -> None:
@@ -366,7 +300,7 @@ def _best_so_far(node: ast.If, add) -> None:
     test = node.test
     if test.__class__ is not ast.Compare or not any(op.__class__ in _COMPARISONS for op in test.ops):  # type: ignore[attr-defined]
         return
-    if not any(BEST_NAME.search(_last_part(operand) or "") for operand in (test.left, *test.comparators)):  # type: ignore[attr-defined]
+    if not any(BEST_NAME.search(last_part(operand) or "") for operand in (test.left, *test.comparators)):  # type: ignore[attr-defined]
         return
     pending: List[ast.AST] = list(node.body)
     while pending:
@@ -374,13 +308,13 @@ def _best_so_far(node: ast.If, add) -> None:
         if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         if current.__class__ is ast.Assign and len(current.targets) == 1:  # type: ignore[attr-defined]
-            _kept(current.value, add)  # type: ignore[attr-defined]
-        pending.extend(ast.iter_child_nodes(current))
+            add_kept(current.value, add)  # type: ignore[attr-defined]
+        pending.extend(children(current))
 
 
 #: shape_of's handlers of the node types other than names, attributes and calls.
 _HANDLERS = {
-    ast.Subscript: _subscript, ast.Assign: lambda node, add, aliases, names_bound: _assign_shapes(node, add),
+    ast.Subscript: _subscript, ast.Assign: lambda node, add, aliases, names_bound: assign_shapes(node, add),
     ast.Expr: lambda node, add, aliases, names_bound: _expression_statement_shapes(node.value, add),
     ast.AugAssign: _augmented, ast.BinOp: _binary, ast.keyword: _keyword, ast.Import: _import, ast.ImportFrom: _import,
     ast.If: lambda node, add, aliases, names_bound: _best_so_far(node, add),

@@ -103,7 +103,6 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
     under arguments.UNLESS counts where the file (``bindings``: the names it binds and those it imports, None:
     not known) binds or imports one of the names it lists."""
     extra = set()
-    written = None
     plain = _PLAIN_TOKENS
     for token in tokens:
         if token in plain:
@@ -126,9 +125,7 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
             continue
         if joined in extra:
             continue
-        if written is None:
-            written = {t[8:] for t in tokens if t.startswith("written:")}
-        if key in written or kind == "kept" and "method:step" in tokens:
+        if "written:" + key in tokens or kind == "kept" and "method:step" in tokens:
             extra.add(joined)
     return tokens | extra if extra else tokens
 
@@ -171,6 +168,8 @@ class Plan:
     source: Optional[bytes] = field(default=None, repr=False)
     _words: Optional[Dict[bytes, int]] = field(default=None, repr=False)  # the file's words, counted
     _named: Optional[Dict[str, int]] = field(default=None, repr=False)  # how many statements hold each identifier
+    # the resolved tokens ``keeps`` read of each node, by id with the node
+    _resolved: Dict[int, Tuple[ast.AST, Set[str]]] = field(default_factory=dict, repr=False, compare=False)
 
     def take_tree(self) -> Optional[ast.Module]:
         tree, self.tree = self.tree, None
@@ -179,6 +178,7 @@ class Plan:
     def release(self) -> None:
         """Let go of the statements (the tree, once pruning is done) and of the file's text."""
         self.shapes = {}
+        self._resolved = {}
         self.source = self._words = self._named = None
 
     def keeps(self, code: str, segment: bytes, node: ast.AST) -> bool:
@@ -191,10 +191,19 @@ class Plan:
                 evidence != KIND_EVIDENCE or compile_trigger(KIND_EVIDENCE_NOT_RETURNS, True).search(segment)
                 or self._named_outside(node, segment)):
             return True
+        return can_fire(code, self._resolved_tokens(node))
+
+    def _resolved_tokens(self, node: ast.AST) -> Set[str]:
+        """``resolved`` of the shape tokens of ``node``, once per node (pruning asks for each active rule)."""
+        found = self._resolved.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1]
         known = self.shapes.get(id(node))
         raw = known[1].tokens if known is not None and known[0] is node \
             else shape_of(node, {}, self.scoped, as_method=True).tokens  # type: ignore[arg-type]
-        return can_fire(code, resolved(raw, self.aliases, self.bindings))
+        tokens = resolved(raw, self.aliases, self.bindings)
+        self._resolved[id(node)] = (node, tokens)
+        return tokens
 
     def _named_outside(self, node: ast.AST, segment: bytes) -> bool:
         """Whether the function ``node`` (text ``segment``), annotated ``-> Tensor`` (or holding one that is), may
