@@ -250,10 +250,17 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
     assert _plan(b"h[idx].zero_()\n", codes).codes == {"TCL120"}
     for write in (b"h.data[idx].zero_()\n", b"h[idx].data.zero_()\n", b"h[idx][0].add_(1).mul_(2)\n",
                   b"h[:, [0, 2]].fill_(1)\n", b"h[True].zero_()\n", b"(h[m]).zero_()\n",
-                  b"h[idx].detach().zero_()\n", b"torch.zero_(h[idx])\n", b"zeros_(w.data[idx])\n",
-                  b"nn.init.normal_(w[idx].detach(), std=1)\n"):
+                  b"h[idx].detach().zero_()\n", b"import torch\ntorch.zero_(h[idx])\n",
+                  b"from torch.nn.init import zeros_\nzeros_(w.data[idx])\n",
+                  b"from torch import nn\nnn.init.normal_(w[idx].detach(), std=1)\n",
+                  b"from torch.nn.init import *\nzeros_(w[idx])\n",  # a star import may bring it
+                  b"flat.add_(idx[d])\nh[i].add_(1)\n"):
         assert "TCL120" in _plan(write, codes).codes, write
     for near in (b"h[0].zero_()\n", b"h[1:, -1].add_(1)\n", b"h[None, ...].mul_(2)\n", b"y = h[idx].zero_()\n",
                  b"h[idx] = 0\n", b"h[idx] += 1\n", b"h.index_fill_(0, idx, 0)\n", b"h[idx].sum()\n",
-                 b"torch.zero_(h[0:2])\n", b"zeros_(w)\n", b"h[idx].detach()\n"):
+                 b"torch.zero_(h[0:2])\n", b"zeros_(w)\n", b"h[idx].detach()\n",
+                 # the function form needs the function's qualified name, which only an import gives: a local
+                 # tensor's method reads its argument (`flat.add_(idx[d])` writes `flat`, not `idx[d]`)
+                 b"flat.add_(idx[d])\n", b"import numpy as np\nflat.add_(idx[d])\n", b"zeros_(w[idx])\n",
+                 b"f().zero_(h[idx])\n"):
         assert "TCL120" not in _plan(near, codes).codes, near

@@ -3,37 +3,56 @@
 ``stmt_index_write``: a statement that is an in-place call (a chain of them) on a subscript, maybe through
 ``.data`` or ``.detach()`` (``h[idx].zero_()``, ``h[idx].data.add_(1).mul_(2)``, ``h[idx].detach().zero_()``,
 ``h[idx][0].zero_()``), or an in-place function called on one (``torch.zero_(h[idx])``,
-``nn.init.normal_(w[idx])``), one of whose indices is not plainly basic. Slices, ints, ``None``, ``...`` and tuples of them give a view whatever the names hold, so
+``nn.init.normal_(w[idx])``: only where the file imports the name at its head, or has a star import), one of
+whose indices is not plainly basic. Slices, ints, ``None``, ``...`` and tuples of them give a view whatever the names hold, so
 ``xs[0].add_(1)`` (common) cannot hold a report; anything else may be advanced indexing (the rule decides).
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
+from .arguments import UNLESS
 from ..codes import is_in_place
 
 _BASIC_CONSTANTS = (int, type(None), type(Ellipsis))
 
 
 def indexed_write(node: ast.AST, add) -> None:
-    """Add ``stmt_index_write`` when the expression statement ``node`` is such a call."""
-    if node.__class__ is ast.Call and node.func.__class__ is ast.Name and is_in_place(node.func.id) \
-            and node.args:  # type: ignore[attr-defined]
-        node = node.args[0]  # type: ignore[attr-defined]  # zeros_(w[idx]), imported from torch.nn.init
-    elif node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
-            and is_in_place(node.func.attr):  # type: ignore[attr-defined]
-        first = node.args[0] if node.args else None  # type: ignore[attr-defined]  # torch.zero_(h[idx])
-        if first is not None and _advanced(first):
-            add("stmt_index_write")
-            return
-        while node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
-                and is_in_place(node.func.attr):  # type: ignore[attr-defined]
-            node = node.func.value  # type: ignore[attr-defined]
-    else:
+    """Add ``stmt_index_write`` when the expression statement ``node`` is such a call. The function form counts
+    only where the function may be torch's: the rule asks for its qualified name, which only an import gives
+    (imports.ImportMap: the name at the head of the call, or a star import), so the token is held under
+    arguments.UNLESS on the file importing that name or ``*`` (``flat.add_(idx[d])`` on a local tensor reads
+    ``idx[d]``, it writes ``flat``)."""
+    if node.__class__ is not ast.Call:
         return
+    func = node.func  # type: ignore[attr-defined]
+    if func.__class__ is ast.Name:
+        if is_in_place(func.id) and node.args and _advanced(node.args[0]):  # type: ignore[attr-defined]
+            add(_IMPORTED_AS_TORCH % func.id)  # zeros_(w[idx]), imported from torch.nn.init
+        return
+    if func.__class__ is not ast.Attribute or not is_in_place(func.attr):
+        return
+    head = _head(func.value)
+    if head is not None and node.args and _advanced(node.args[0]):  # type: ignore[attr-defined]
+        add(_IMPORTED_AS_TORCH % head)  # torch.zero_(h[idx]), nn.init.normal_(w[idx])
+    while node.__class__ is ast.Call and node.func.__class__ is ast.Attribute \
+            and is_in_place(node.func.attr):  # type: ignore[attr-defined]
+        node = node.func.value  # type: ignore[attr-defined]
     if _advanced(node):
-        add("stmt_index_write")
+        add("stmt_index_write")  # h[idx].zero_()
+
+
+#: The function form's token: held unless the file imports the name at the call's head or ``*`` (structure.resolved).
+_IMPORTED_AS_TORCH = UNLESS + "i%s,i*|stmt_index_write"
+
+
+def _head(expr: ast.AST) -> Optional[str]:
+    """``a`` of a dotted chain ``a.b.c``; None for anything else (a call's result has no qualified name)."""
+    while expr.__class__ is ast.Attribute:
+        expr = expr.value  # type: ignore[attr-defined]
+    return expr.id if expr.__class__ is ast.Name else None  # type: ignore[attr-defined]
 
 
 def _advanced(node: ast.AST) -> bool:
