@@ -264,3 +264,25 @@ def test_shapes_of_the_aliasing_and_conversion_rules():
                  b"flat.add_(idx[d])\n", b"import numpy as np\nflat.add_(idx[d])\n", b"zeros_(w[idx])\n",
                  b"f().zero_(h[idx])\n"):
         assert "TCL120" not in _plan(near, codes).codes, near
+    # a name index the def never assigns (a loop's target, a parameter, an unpacking's part) holds no evidence of
+    # advanced indexing: TCL120 needs every binding reaching it to assign evidence (rules/_advanced_index.py)
+    for proven in (b"def f(h, n):\n    for i in range(n):\n        h[i].zero_()\n",
+                   b"def f(h, idx):\n    h[idx].zero_()\n",
+                   b"class A:\n    def f(self, h, xs):\n        for k, (i, j) in enumerate(xs):\n            h[i, j].add_(1)\n",
+                   b"def f(h, n):\n    for i in range(n):\n        h[i][:, 0].data.mul_(2)\n",
+                   b"def f(h, n):\n    for i in range(n):\n        del i\n"):
+        assert "TCL120" not in _plan(proven, codes).codes, proven
+    for kept in (b"def f(h):\n    idx = torch.arange(3)\n    h[idx].zero_()\n",
+                 b"def f(h, idx):\n    idx = idx.nonzero()\n    h[idx].zero_()\n",  # the parameter rebound
+                 b"def f(h):\n    h[idx].zero_()\n",  # the module's `idx` reaches it
+                 b"def f(h):\n    ys = [i for i in range(2)]\n    h[i].zero_()\n",  # the comprehension's own `i`
+                 b"def f(h):\n    global i\n    for i in range(3):\n        h[i].zero_()\n",
+                 b"def f(h, n):\n    for i in range(n):\n        i += 1\n        h[i].zero_()\n",
+                 b"def f(h):\n    if (i := g()):\n        h[i].zero_()\n",
+                 b"def f(h, n):\n    for i in range(n):\n        h[i, mask].zero_()\n",  # another name
+                 b"for i in range(3):\n    h[i].zero_()\n",  # module level
+                 b"class A:\n    for i in range(3):\n        h[i].zero_()\n",  # a class body
+                 b"def f(h):\n    def g():\n        h[i].zero_()\n    for i in range(3):\n        g()\n",
+                 b"def f(h, n):\n    for i in range(n):\n        h[i].zero_()\n    h[torch.arange(2)].zero_()\n",
+                 b"def f(h, s):\n    s = sorted(s, key=lambda i: -i)\n    for i in s:\n        h[i].zero_()\n"):
+        assert "TCL120" in _plan(kept, codes).codes, kept

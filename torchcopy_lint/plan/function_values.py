@@ -135,6 +135,18 @@ class ArgumentScope:
             return True
         return at is not None and not at.looping and all(p is not None and p >= at.statement for p in stored)
 
+    def never_assigned(self, name: str) -> bool:
+        """This function binds ``name`` (a parameter, or a statement of its own: not only a comprehension's variable,
+        whose scope is the comprehension's) and never to a value as is: only as a loop's target, an unpacking's
+        part, ``with ... as``, an annotation alone or ``del`` (no ``=``, ``:=`` or augmented assignment); not
+        declared ``global``/``nonlocal``, imported, caught or bound by a nested scope. TCL120 (index_shapes.py)."""
+        if name in self._bound_otherwise:
+            return False
+        values = self._values.get(name, ())
+        if any(value is not None for value in values):
+            return False
+        return name in self._params or any(at is not None for at in self._stored.get(name, ()))
+
     def never_tensor(self, name: str, at: "Optional[Site]" = None, assumed: Optional[Set[str]] = None) -> bool:
         """The model cannot call ``name`` a tensor at ``at``: a parameter with no annotation (or one that is
         never a tensor's), not bound again before the read and never narrowed; or a name every binding of which

@@ -39,7 +39,7 @@ from .binding_names import BINDERS, LOAD, bindings
 from .arguments import REFINED_CALLS, REFINED_TOKENS, argument_tokens, scoped_argument_tokens
 from .training import PLACED_CALLS, training_call_tokens
 from .alias_shapes import add_kept, add_written, assign_shapes, last_part
-from .index_shapes import indexed_write
+from .index_shapes import BY_NAMES, indexed_write, scoped_index_tokens
 from ..codes import BEST_NAME, CONVERSION_METHODS, DISCARDABLE_METHODS, HISTORY_NAME, SNAPSHOT_NAME, is_in_place
 
 _CONVERSION_SET = frozenset(CONVERSION_METHODS)
@@ -189,6 +189,10 @@ def shape_of(statement: ast.stmt, aliases: Dict[str, str], scoped: bool = True, 
                     add_bound(value.id)  # type: ignore[attr-defined]
             elif value_cls is not Constant and isinstance(value, AST):
                 push(value)
+    if BY_NAMES in tokens and statement.__class__ in _DEFINITIONS:
+        tokens.discard(BY_NAMES)
+        tokens.discard("stmt_index_write")
+        scoped_index_tokens(statement, add)  # TCL120: h[i].zero_() where the def never assigns `i`
     if not scoped and any(token.startswith("name_call:") for token in tokens):
         training_call_tokens(statement, add)  # TCL105: where the copy is (training.py), under any name
     elif placed_lines:
