@@ -17,7 +17,7 @@ import libcst as cst
 from ..imports import dotted_name
 from ..walk import descendants, nodes_of_type
 from . import vocabulary as v
-from .kinds import NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .kinds import BEFORE_ITS_STORE, NOT_TENSOR, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 from .tensordict import TENSORDICT, names_tensordict
 
 _LITERALS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.Integer,
@@ -263,17 +263,24 @@ class Classes:
         owner = scope.owner_class
         if head != "self" or "." in attr or owner is None:
             return None
+        rebinding = next((b for b in scope.bindings.get(read.key, ()) if b.value is not None
+                          and any(n is read.node for n in descendants(b.value))), None)
+        if rebinding is not None:  # `self.x = torch.tensor(self.x)`: the read sees what x was before this store
+            found = self.self_attribute(owner, attr, skip=rebinding)
+            return found if found is not None and found.kind is not Kind.UNKNOWN else BEFORE_ITS_STORE
         return self.self_attribute(owner, attr)
 
-    def self_attribute(self, cls: cst.ClassDef, attr: str) -> Optional[Value]:
-        """``self.x``: every assignment to it in the class's methods (and register_buffer) must agree."""
+    def self_attribute(self, cls: cst.ClassDef, attr: str, skip=None) -> Optional[Value]:
+        """``self.x``: every assignment to it in the class's methods (and register_buffer) must agree. ``skip``: a
+        store left out, the one whose value holds the read (not memoised)."""
         memo_key = (id(cls), attr)
-        memo = self._attributes.get(memo_key)
+        memo = self._attributes.get(memo_key) if skip is None else None
         if memo is _BUSY:
             return None
         if memo is not None:
             return memo  # type: ignore[return-value]
-        self._attributes[memo_key] = _BUSY
+        if skip is None:
+            self._attributes[memo_key] = _BUSY
         key = "self." + attr
         values, stores, placeholders = [], [], 0
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
@@ -282,11 +289,15 @@ class Classes:
                 if scope is None:
                     continue
                 for b in scope.bindings.get(key, ()):
+                    if b is skip:
+                        continue
                     if b.how == "assign" and not b.path and isinstance(b.value, cst.Name) and b.value.value == "None":
                         placeholders += 1  # `self.model = None` in __init__: set for real elsewhere
                         continue
                     values.append(self.model.evaluator.binding(b))  # `self.h, self.c = h0, c0` too
                 stores.extend(scope.item_stores.get(key, ()))
+        if skip is not None and not values:
+            return None  # only the store being read for: the project's summary of the class holds it too
         result = join(values) if values else self._project_attribute(cls.name.value, attr)
         if result is None or result.kind is Kind.UNKNOWN:
             result = self._declared(cls, attr) or result  # `inp_tensor: Tensor` in the class body
@@ -294,7 +305,8 @@ class Classes:
             items = join([self.model.evaluator.value(s) for s in stores])
             result = Value(Kind.MAPPING, result.cls, items if result.item is None else join([result.item, items]))
         result = known(result)
-        self._attributes[memo_key] = result
+        if skip is None:
+            self._attributes[memo_key] = result
         return result
 
     def _declared(self, cls: cst.ClassDef, attr: str) -> Optional[Value]:

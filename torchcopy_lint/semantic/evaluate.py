@@ -17,7 +17,7 @@ from ..imports import dotted_name
 from . import vocabulary as v
 from .. import knowledge
 from .library import descend, module_like, position
-from .kinds import NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
+from .kinds import BEFORE_ITS_STORE, NOT_TENSOR, NUMBER, PARAMETER, TENSOR, UNKNOWN, Kind, Value, join, known
 from .parametrize import parametrized
 from .tensordict import TENSORDICT
 
@@ -350,7 +350,7 @@ class Evaluator:
         if read is not None:
             found = self.read_value(read, depth) if read.defs is not None or read.fact is not None \
                 else self.model.classes.self_attribute_of_read(read, depth)
-            if found is not None and found.kind is not Kind.UNKNOWN:
+            if found is not None and (found.kind is not Kind.UNKNOWN or found is BEFORE_ITS_STORE):
                 return found
         base = self.value(e.value, depth + 1)
         if base is None:

@@ -88,6 +88,9 @@ class Value:
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
+#: ``self.x`` read in the value of a store to ``self.x`` (``self.x = torch.tensor(self.x)``) where no other store of the
+#: class says what it was: unknown, and not to be looked up elsewhere (the class's summary holds that same store).
+BEFORE_ITS_STORE = Value(Kind.UNKNOWN)
 TENSOR = Value(Kind.TENSOR)
 PARAMETER = Value(Kind.PARAMETER)
 NOT_TENSOR = Value(Kind.NOT_TENSOR)
