@@ -236,12 +236,19 @@ def test_sigkill_mid_fix_leaves_every_file_whole(tmp_path, delay):
     _assert_whole(sources)
 
 
+def _as_a_shell_starts_it() -> None:
+    """SIGINT handled by default and not blocked, as in a process a shell starts: a child inherits an ignored or
+    blocked SIGINT from the process that starts it (here, the test runner, whatever earlier tests left)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_promptly_without_temporary_files(tmp_path, jobs):
     sources = _fixable_tree(tmp_path)
     process = subprocess.Popen([sys.executable, "-m", "torchcopy_lint", "--isolated", "--no-cache", "-q", "--fix",
                                 "--jobs", jobs, str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=_as_a_shell_starts_it)
     time.sleep(1.0)
     os.killpg(process.pid, signal.SIGINT)  # what the terminal sends to the foreground process group
     start = time.monotonic()
