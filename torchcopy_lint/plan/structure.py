@@ -30,17 +30,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from .binding_names import displayed
+from .binding_names import displayed, unaliased_classes
 from .scope_groups import SCOPE_JOINED, scope_groups
 from .arguments import UNLESS, followed
 from .training import PLACED_CALLS
 from ..codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
-                     LEGACY_CONSTRUCTORS, compile_trigger)
+                     LEGACY_CONSTRUCTORS, attribute_makers, compile_trigger)
 from .shapes import ALIAS_JOINS, Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
 #: The names a file binds anywhere, those it imports (shapes.Shape.bound/imported, all statements together), and
-#: those of an UNLESS token's ``d`` names that only top-level displays bind (binding_names.displayed).
+#: the UNLESS tokens' ``d`` and ``a`` conditions that hold in it (``_conditions_held``).
 Bindings = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str]]
 
 
@@ -135,11 +135,13 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
 
 def _breaks(name: str, bindings: Bindings) -> bool:
     """Whether the file breaks an UNLESS token's condition ``name``: ``b`` + a name it binds, ``i`` + a name it
-    imports, ``d`` + a name it binds otherwise than by top-level displays (or not at all)."""
-    kind, name = name[0], name[1:]
-    if kind == "d":
+    imports, ``d`` + a name it binds otherwise than by top-level displays (or not at all), ``a`` + an annotation's
+    class name it may make a tensor class's (binding_names.unaliased_classes), ``f`` + an attribute name in which
+    it stores instances of its own classes (codes.attribute_makers)."""
+    kind = name[0]
+    if kind in "daf":
         return name not in bindings[2]
-    return name in bindings[kind == "i"]
+    return name[1:] in bindings[kind == "i"]
 
 
 #: Tokens ``resolved`` has seen that it passes on as they are (``attr:x``, ``call:f``, ``write``, ...): most of every
@@ -254,7 +256,8 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     bindings: Optional[Bindings] = None
     if any(token.startswith(UNLESS) for token in every):
         bindings = (frozenset().union(*(shape.bound for shape in shapes)),
-                    frozenset().union(*(shape.imported for shape in shapes)), _displayed_only(tree, shapes, every))
+                    frozenset().union(*(shape.imported for shape in shapes)),
+                    _conditions_held(tree, source, shapes, every, aliases))
     active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases, bindings)))
     if not active.isdisjoint(SCOPE_JOINED):
         groups = scope_groups(tree, shapes, scoped)
@@ -267,21 +270,31 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
                 bindings, source if isinstance(source, bytes) else None)
 
 
-def _displayed_only(tree: ast.Module, shapes: List[Shape], tokens: Set[str]) -> FrozenSet[str]:
-    """The names of the UNLESS tokens' ``d`` conditions in ``tokens`` that the file binds, and binds only by
-    top-level displays (``NAMES = {...}``)."""
-    wanted = {name[1:] for token in tokens if token.startswith(UNLESS)
-              for name in token[len(UNLESS):].partition("|")[0].split(",") if name[0] == "d"}
-    if not wanted:
-        return frozenset()
+def _conditions_held(tree: ast.Module, source: Union[str, bytes], shapes: List[Shape], tokens: Set[str],
+                     aliases: Dict[str, str]) -> FrozenSet[str]:
+    """The UNLESS tokens' ``d``, ``a`` and ``f`` conditions in ``tokens`` that hold in the file: ``d`` + a name it
+    binds, and binds only by top-level displays (``NAMES = {...}``); ``a`` + an annotation's class name
+    (binding_names); ``f`` + an attribute name in which it stores no instance of its classes (``_breaks``)."""
+    wanted: Dict[str, Set[str]] = {"d": set(), "a": set(), "f": set()}
+    for token in tokens:
+        if token.startswith(UNLESS):
+            for name in token[len(UNLESS):].partition("|")[0].split(","):
+                if name[0] in wanted:
+                    wanted[name[0]].add(name[1:])
+    held = {"a" + name for name in unaliased_classes(source, aliases, wanted["a"])} if wanted["a"] else set()
+    if wanted["f"]:
+        text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source  # as the model reads it
+        held.update("f" + name for name in wanted["f"] if not attribute_makers(text, name))
+    if not wanted["d"]:
+        return frozenset(held)
     seen: Set[str] = set()
     loose: Set[str] = set()
     for statement, shape in zip(tree.body, shapes):
-        found = wanted & shape.bound
+        found = wanted["d"] & shape.bound
         if found:
             seen |= found
             loose |= found - displayed(statement)
-    return frozenset(seen - loose)
+    return frozenset(held | {"d" + name for name in seen - loose})
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}
