@@ -9,7 +9,17 @@ without the prefilter agrees on every case.
 Module names (binding_names.displayed, function_values.py ``never_tensor``): ``copy.copy(TABLE)`` or
 ``torch.tensor(TABLE)`` in a function that does not bind ``TABLE``, where only top-level displays (``TABLE = {...}``)
 bind it in the file, drops TCL101/TCL108; any other binding of the name anywhere in the file, or a guard on it, keeps
-them."""
+them.
+
+Annotations (annotations.py): ``copy.copy(inst)`` of a parameter annotated with a class the model never reads as a
+tensor's (``inst: Instruction``, ``inst: m.Instruction``, a string holding ``X | None``) drops TCL108; a tensor class
+under that name (imported as it, defined in the file, maybe through ``import *``) or a rebinding keeps it.
+
+Loop variables (function_values.py ``only_iterated``): ``copy.copy(node.meta)`` for ``node`` bound only by loops over
+items the model calls tensors or nothing (``for node in g.nodes``, ``enumerate``/``zip`` of such) drops TCL108; an
+attribute a tensor has (``t.grad``), items read from a display or a mapping, a guard, a store to ``node.meta``, another
+binding, or a store of an instance of the file's own classes in ``.meta`` anywhere (semantic/field_types.py; which also
+holds for the parameters and other names proven before) keeps it."""
 
 from __future__ import annotations
 
@@ -93,6 +103,52 @@ CASES += [
 ]
 
 
+P = "def f(inst: Instruction):\n    return copy.copy(inst)\n"
+
+# parameters annotated with classes (TCL108 only: no torch.tensor here)
+CASES += [
+    ("from m import Instruction\n" + P, set(), set()),
+    ("import m\ndef f(inst: m.Instruction):\n    return copy.copy(inst)\n", set(), set()),
+    ('def f(x: "dict[str, int] | None"):\n    return copy.copy(x)\n', set(), set()),
+    # kept: a tensor class under the name, maybe, or the annotation not the only binding read
+    ("from torch import Tensor as Instruction\n" + P, {"TCL108"}, {"TCL108"}),
+    ("class Instruction(torch.Tensor):\n    pass\n" + P, {"TCL108"}, {"TCL108"}),
+    ("from m import *\n" + P, {"TCL108"}, set()),
+    ('def f(x: "torch.Tensor"):\n    return copy.copy(x)\n', {"TCL108"}, {"TCL108"}),
+    ("def f(x: t2.nn.Parameter):\n    return copy.copy(x)\n", {"TCL108"}, {"TCL108"}),
+    ("def f(m: torch.nn.Linear):\n    return copy.copy(m.weight)\n", {"TCL108"}, {"TCL108"}),
+    ("from m import Instruction\n" + P.replace("    return", "    if inst:\n        inst = 1\n    return"),
+     {"TCL108"}, set()),
+    ("from m import Instruction\n" + P.replace("    return copy.copy(inst)", "    y = inst\n    return copy.copy(y)"),
+     {"TCL108"}, set()),
+]
+
+L = "def f(g):\n    for node in g.nodes:\n        return copy.copy(node.meta)\n"
+EIG = "class Eig(torch.Tensor):\n    pass\n\n\ndef make(m):\n    m.meta = Eig()\n"
+TS = "def f(ts: List[torch.Tensor]):\n    for t in ts:\n        return copy.copy(t.{})\n"
+
+# attributes of loop variables
+CASES += [
+    (L, set(), set()),
+    (L.replace("for node in g.nodes", "for i, (node, _) in enumerate(zip(g.nodes, g))").replace(".meta", ".meta.a"),
+     set(), set()),
+    (L + "    for node in g:\n        pass\n", set(), set()),
+    (TS.format("meta"), set(), set()),  # a tensor's `.meta`: nothing the model knows
+    # kept: a tensor's attribute, an instance of the file's classes stored in `.meta` (for any name), items read
+    # from a display or a mapping, a store, a guard, another binding
+    (TS.format("grad"), {"TCL108"}, {"TCL108"}),
+    (TS.format("T"), {"TCL108"}, {"TCL108"}),
+    (EIG + L, {"TCL108"}, {"TCL108"}),
+    (EIG + "def f(m):\n    return copy.copy(m.meta)\n", {"TCL108"}, {"TCL108"}),
+    ("def f():\n    for r in [torch.zeros(2)]:\n        return copy.copy(r.meta)\n", {"TCL108"}, set()),
+    ("def f(d):\n    for r in d.values():\n        return copy.copy(r.meta)\n", {"TCL108"}, set()),
+    ("def f(d):\n    for k, r in d.items():\n        return copy.copy(r.meta)\n", {"TCL108"}, set()),
+    (L.replace("        return", "        node.meta = torch.zeros(2)\n        return"), {"TCL108"}, {"TCL108"}),
+    (L.replace("        return", "        if isinstance(node, torch.Tensor):\n            return"), {"TCL108"}, set()),
+    (L.replace("    for", "    node = torch.zeros(2)\n    for"), {"TCL108"}, set()),
+    (L.replace("for node in", "for node.x in"), {"TCL108"}, set()),
+]
+
 @pytest.mark.parametrize("code,kept,reported", CASES)
 def test_a_proven_argument_drops_the_rule(code, kept, reported):
     source = (HEAD + code).encode()
@@ -105,3 +161,15 @@ def test_linting_with_and_without_the_prefilter_agrees(code, kept, reported):
     reference = lint_source(source, "f.py", ALL_RULES, prune=False, structural=False)
     assert lint_source(source, "f.py", ALL_RULES, prune=False) == reference
     assert {d.code for d in reference} & set(CODES) == reported  # the near misses that report are kept
+
+
+def test_the_plans_names_of_tensor_classes_and_attributes_cover_the_models():
+    """annotations.py and function_values.py name what the model may read as a tensor's class or attribute without
+    importing it (semantic/vocabulary.py imports nothing heavy, but the plan must not need it)."""
+    from torchcopy_lint.plan.binding_names import tensor_class_name
+    from torchcopy_lint.plan.function_values import _tensor_attribute
+    from torchcopy_lint.semantic import vocabulary as v
+
+    assert all(tensor_class_name(q.rsplit(".", 1)[-1]) for q in v.TENSOR_CLASSES)
+    assert all(map(_tensor_attribute, v.TENSOR_ATTRIBUTES_OF_TENSOR | v.PARAMETER_ATTRIBUTES))
+    assert not _tensor_attribute("meta")

@@ -63,6 +63,13 @@ NOT_TENSOR_ATTRIBUTES = frozenset(
 )
 
 
+def attribute_makers(text: str, name: str) -> FrozenSet[str]:
+    """The top-level classes and functions of ``text`` (a file's) called in a store ``obj.name = maker(...)``: where
+    there is none, semantic/field_types.py gives ``<anything>.name`` no class (and the plan relies on that)."""
+    makers = set(re.findall(r"\.[ \t]*" + re.escape(name) + r"[ \t]*(?::[^=\n]*)?=[ \t]*(\w+)[ \t]*\(", text))
+    return frozenset(maker for maker in makers if re.search(r"(?m)^(?:class|def)[ \t]+" + maker + r"\b", text))
+
+
 def is_in_place(name: str) -> bool:
     """A method or function name that writes its receiver (or first argument) in place: ends in one `_` (torch's
     convention: `add_`; no name of torch, its Tensor, torch.nn.init/functional or numpy ends in `__` without

@@ -8,7 +8,8 @@ reads the same bindings in a function (a name bound so there may hold anything).
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+import re
+from typing import Dict, Iterable, Optional, Set, Union
 
 #: The context of every Name read: CPython's parser gives all of them one instance (a Name that is not read is
 #: bound; were the instances ever distinct, every Name would count as bound: never unsound).
@@ -63,3 +64,24 @@ def displayed(statement: ast.stmt) -> Set[str]:
         return set()  # (a comprehension's variable or a walrus of the same name, a lambda's parameters)
     return names
 
+
+def tensor_class_name(name: str) -> bool:
+    """Whether ``name`` may be the last name of a class semantic/vocabulary.py TENSOR_CLASSES lists (``Tensor``,
+    ``Parameter``, ``Buffer``, ``FloatTensor``, ...)."""
+    return name.endswith("Tensor") or name in ("Parameter", "Buffer")
+
+
+_STAR = re.compile(r"\bimport[\s\\(]*\*")
+
+
+def unaliased_classes(source: Union[str, bytes], aliases: Dict[str, str], names: Iterable[str]) -> Set[str]:
+    """Those of ``names`` (annotations' plain class names) that the semantic model never resolves to a tensor class:
+    the file (``source``, its import ``aliases``: local name -> the name imported) imports no ``*`` (which may
+    re-export one under any name), imports no tensor class as the name (``from torch import Tensor as T``) and
+    defines no class of the name (which may subclass one); an ASCII name (identifiers are NFKC-normalised). Read
+    from the text: comments and strings count (a superset)."""
+    text = source.decode("latin-1") if isinstance(source, bytes) else source
+    if _STAR.search(text):
+        return set()
+    return {name for name in names if name.isascii() and not tensor_class_name(aliases.get(name, name))
+            and not re.search(r"\bclass(?:\s|\\)+" + re.escape(name) + r"\b", text)}

@@ -10,11 +10,13 @@ answers for arguments.py, a superset of the model's answer ("may be" unless prov
   builtin or of a method whose name says what it returns (``len(xs)``,
   ``x.item()``: codes.NUMBER_BUILTINS ...), given that the file binds and imports no such name (the answer then
   lists the names: arguments.UNLESS); an attribute of codes.NOT_TENSOR_ATTRIBUTES, or of a name whose attributes
-  the function never stores and whose bindings have none the model knows (``node.meta``);
+  the function never stores and whose bindings have none the model knows (``node.meta``), or that only loops bind
+  over items that are tensors or unknown (``for node in g.nodes``), the attribute none a tensor has; given that the
+  file stores no instance of its own classes in such an attribute (an ``f`` condition: semantic/field_types.py);
 - a name read in a function whose only binding there is one of its own parameters, read before any rebinding,
-  neither annotated with a class that could be a tensor's (``x: int``, ``xs: List[float]``) nor tested with
-  ``isinstance``/``is_tensor``/``type`` (the guards the model narrows on): an unannotated parameter is UNKNOWN to
-  the model (semantic/classes.py ``parameter``). A method's first parameter (``self``) may be a tensor;
+  neither annotated with a class that could be a tensor's (``x: int``, ``inst: Instruction``: annotations.py) nor
+  tested with ``isinstance``/``is_tensor``/``type`` (the guards the model narrows on): an unannotated parameter is
+  UNKNOWN to the model (semantic/classes.py ``parameter``). A method's first parameter (``self``) may be a tensor;
 - a name every binding of which in the function (its own statements, not nested scopes') is such a parameter or
   such a value: whichever bindings reach a read, their join is never a tensor (``n = n + 1`` adds nothing);
 - a name the function neither binds nor guards (the module's, read with no fact: semantic/model.py
@@ -29,10 +31,12 @@ answers for arguments.py, a superset of the model's answer ("may be" unless prov
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from .ast_children import children
+from .annotations import SAFE_ANNOTATIONS, SURE, annotation_conditions, chain_root, held, last_name  # noqa: F401
 from .binding_names import BINDERS, bindings
+from .. import knowledge
 from ..codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
 
 #: Expressions the evaluator gives a value that is never a tensor (a number, a string, a list, a mapping, ...)
@@ -43,18 +47,19 @@ _NEVER_TENSOR = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.
 _ELEMENTWISE = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FOR = (ast.For, ast.AsyncFor)
+#: Iterables whose items the model reads from their elements (``for m in [A(), B()]``: an instance of a class).
+_ITEMS_READ = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.GeneratorExp)
+_LOOP_TARGETS = (ast.Name, ast.Tuple, ast.List, ast.Starred, ast.Store)
+#: Attributes the model may call a tensor on a tensor or a module (semantic/evaluate.py ``attribute``), besides those of
+#: knowledge's ``tensor_attributes``.
+_TENSOR_ATTRIBUTES = frozenset("grad data weight bias running_mean running_var module".split())
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _MAX_NAMES = 64  # names followed through each other's bindings for one read, at most
 #: The last names of the calls semantic/guards.py narrows a name on (``isinstance(x, torch.Tensor)``,
 #: ``torch.is_tensor(x)``, ``type(x) is torch.Tensor``). Imported under another name, they turn this off (plan).
 GUARD_CALLS = frozenset({"isinstance", "is_tensor", "type"})
-#: Outer names of annotations that semantic/classes.py ``annotation`` never reads as a tensor class (the subscript
-#: is ignored there: ``Optional[Tensor]`` is UNKNOWN). Imported under another name, they turn this off (plan).
-SAFE_ANNOTATIONS = frozenset("""int float complex bool str bytes list List tuple Tuple dict Dict set Set frozenset
-    FrozenSet Optional Union Sequence MutableSequence Iterable Iterator Mapping MutableMapping Any Callable Type type
-    object Literal Collection Generator""".split())
-
 At = Optional["Site"]
 Position = Tuple[int, int]  # a statement's first line and column
 
@@ -67,16 +72,21 @@ class ArgumentScope:
     def __init__(self, function: Union[ast.FunctionDef, ast.AsyncFunctionDef], is_method: bool) -> None:
         args = function.args
         positional = args.posonlyargs + args.args
-        self._annotated_safe: Dict[str, bool] = {}
+        # parameter -> the conditions under which the model never reads its annotation as a tensor's (None: it may)
+        # nor as a class's, whose attributes it may know (``_annotated_class``: nor as a tensor's alone)
+        self._annotated_safe: Dict[str, Optional[FrozenSet[str]]] = {}
+        self._annotated_class: Dict[str, Optional[FrozenSet[str]]] = {}
         self._params: Set[str] = {arg.arg for arg in positional + args.kwonlyargs}
         self._params.update(arg.arg for arg in (args.vararg, args.kwarg) if arg is not None)
         for index, arg in enumerate(positional + args.kwonlyargs):
             if is_method and index == 0 and index < len(positional):
                 continue  # `self`: an instance of its class, which may be a tensor subclass
-            self._annotated_safe[arg.arg] = arg.annotation is None or _safe_annotation(arg.annotation)
+            annotation = arg.annotation
+            self._annotated_safe[arg.arg] = SURE if annotation is None else annotation_conditions(annotation, False)
+            self._annotated_class[arg.arg] = SURE if annotation is None else annotation_conditions(annotation, True)
         for arg in (args.vararg, args.kwarg):
             if arg is not None:
-                self._annotated_safe[arg.arg] = True  # *args / **kwargs: never a tensor
+                self._annotated_safe[arg.arg] = self._annotated_class[arg.arg] = SURE  # *args / **kwargs: never tensors
         # name -> the statements that store it (a walrus's: None, it may run before a read in the same statement)
         self._stored: Dict[str, List[Optional[Position]]] = {}
         self._bound_otherwise: Set[str] = set()  # global/nonlocal, imports, defs, handlers, patterns, nested params
@@ -86,6 +96,7 @@ class ArgumentScope:
         self._values: Dict[str, List[Optional[ast.AST]]] = {}
         self._lists: Dict[str, List[ast.AST]] = {}  # name -> the displays and calls assigned to it (TCL107's lists)
         self._attributes_stored: Set[str] = set()  # names an attribute or item of which is stored (`h.a = v`)
+        self._iterated: Dict[str, List[ast.AST]] = {}  # name -> the iterables of the loops `for name in X` binding it
         simple: Dict[int, Tuple[ast.AST, bool]] = {}  # a plain Name target -> (its value, assigned as is)
         stack: list = [(statement, statement, False, False) for statement in function.body]
         while stack:
@@ -114,6 +125,12 @@ class ArgumentScope:
                 head = _head(node)
                 if head is not None:
                     self._attributes_stored.add(head)
+            elif cls in _FOR and not nested:
+                targets = list(ast.walk(node.target))
+                if all(target.__class__ in _LOOP_TARGETS for target in targets):  # no `for h.a in X`, `for h[i] in X`
+                    for target in targets:
+                        if target.__class__ is ast.Name:
+                            self._iterated.setdefault(target.id, []).append(node.iter)
             elif cls in BINDERS:  # global/nonlocal, defs, imports, handlers, a nested function's or lambda's
                 bindings(node, self._bound_otherwise)  # parameters, `case Point(x=x)`, `case {**rest}`
             elif cls is ast.Call and last_name(node.func) in GUARD_CALLS:  # (whatever the class: a module's
@@ -149,14 +166,24 @@ class ArgumentScope:
 
     def never_tensor(self, name: str, at: "Optional[Site]" = None, assumed: Optional[Set[str]] = None) -> bool:
         """The model cannot call ``name`` a tensor at ``at``: a parameter with no annotation (or one that is
-        never a tensor's), not bound again before the read and never narrowed; or a name every binding of which
-        in this function is such a parameter or a value that is never a tensor (``never_bound``)."""
-        if self.only_parameter(name, at) and self._annotated_safe[name] and name not in self._guarded:
+        never a tensor's: ``annotation_conditions``), not bound again before the read and never narrowed; or a name
+        every binding of which in this function is such a parameter or a value that is never a tensor
+        (``never_bound``)."""
+        if self.only_parameter(name, at) and name not in self._guarded \
+                and held(self._annotated_class[name], assumed):
             return True
         if at is not None and assumed is not None and not self.binds(name) and name not in self._guarded:
             assumed.add("d" + name)  # the module's: never a tensor if only top-level displays bind it (structure.py)
             return True
         return at is not None and self.never_bound(name, at, assumed, set())
+
+    def only_iterated(self, name: str) -> bool:
+        """Every binding of ``name`` in this function is a loop's (``for name in X``, ``for i, name in enumerate(X)``)
+        over items the model calls a tensor or nothing it knows, never an instance of a class (``_items_unread``),
+        and no guard narrows it."""
+        iterables = self._iterated.get(name)
+        return bool(iterables) and len(iterables) == len(self._values.get(name, ())) and name not in self._params \
+            and name not in self._bound_otherwise and name not in self._guarded and all(map(_items_unread, iterables))
 
     def never_bound(self, name: str, at: "Site", assumed: Optional[Set[str]], visiting: Set[str]) -> bool:
         """Every binding of ``name`` this function makes is a value the model never calls a tensor (whichever
@@ -168,7 +195,7 @@ class ArgumentScope:
         if len(visiting) > _MAX_NAMES or name in self._bound_otherwise or name in self._guarded:
             return False
         if name in self._params:
-            if not self._annotated_safe.get(name, False):
+            if not held(self._annotated_safe.get(name), assumed):
                 return False  # `self`, or annotated with a class that may be a tensor's
         elif name not in self._values:
             return False
@@ -261,29 +288,54 @@ def _head(expr: ast.AST) -> Optional[str]:
     return expr.id if expr.__class__ is ast.Name else None  # type: ignore[attr-defined]
 
 
-def _chain_root(expr: ast.AST) -> ast.AST:
-    """``h`` of ``h.a.b`` (the first expression of a chain of attributes)."""
-    while expr.__class__ is ast.Attribute:
-        expr = expr.value  # type: ignore[attr-defined]
-    return expr
-
-
 def _never_attribute(expr: ast.Attribute, at: "Site", assumed: Set[str], visiting: Optional[Set[str]]) -> bool:
     """Whether the model never calls ``h.a.b`` a tensor (semantic/evaluate.py ``attribute``): an attribute of
-    codes.NOT_TENSOR_ATTRIBUTES (whatever its receiver); or, given that ``h`` is no import (``i`` + ``h`` into
-    ``assumed``), a chain of attributes of a name ``h`` (not ``self``: its class's attributes) whose attributes and
-    items this function never stores (no binding of the chain to read) and every binding of which is never a
-    tensor: those values (numbers, strings, displays, mappings, lists, unknown parameters) have no attribute the
-    model knows. (A guard on ``h.a`` names ``h``: ``never_bound`` is then no.)"""
+    codes.NOT_TENSOR_ATTRIBUTES (whatever its receiver); or, given that ``h`` is no import (``i`` + ``h``) and that
+    the file stores no instance of its own classes in ``.a`` or ``.b`` (``f`` + ``a``: semantic/field_types.py), a
+    chain of attributes of a name ``h`` (not ``self``: its class's attributes) whose attributes and items this
+    function never stores (no binding of the chain to read), and every binding of which is never a tensor (those
+    values: numbers, strings, displays, mappings, lists, unknown parameters, have no attribute the model knows) or a
+    loop's over items that are tensors or unknown (``only_iterated``), none of the chain's attributes one the model
+    may call a tensor on those. (A guard on ``h.a`` names ``h``: ``never_bound`` is then no.)"""
     if expr.attr in NOT_TENSOR_ATTRIBUTES:
         return True
-    base = _chain_root(expr)
+    base = chain_root(expr)
     if base.__class__ is not ast.Name or base.id == "self" or base.id in at.scope._attributes_stored:  # type: ignore[attr-defined]
         return False
-    if not at.scope.never_bound(base.id, at, assumed, set() if visiting is None else visiting):  # type: ignore[attr-defined]
+    names = []
+    while expr.__class__ is ast.Attribute:
+        names.append(expr.attr)
+        expr = expr.value  # type: ignore[assignment]
+    scope = at.scope
+    if not scope.never_bound(base.id, at, assumed, set() if visiting is None else visiting) and not (
+            scope.only_iterated(base.id) and not any(map(_tensor_attribute, names))):
         return False
     assumed.add("i" + base.id)  # type: ignore[attr-defined]
+    assumed.update("f" + name for name in names)
     return True
+
+
+def _items_unread(iterable: ast.AST) -> bool:
+    """Whether the model reads no class instance from the items of ``iterable`` (semantic/evaluate.py ``iterated``,
+    ``element``, ``tuple_items``): not a display's or a comprehension's elements, nor a mapping's ``.values()`` or
+    ``.items()``, nor those of an iterable ``enumerate``/``zip`` pairs them from; the rest are tensors or unknown."""
+    cls = iterable.__class__
+    if cls is ast.Starred:
+        return _items_unread(iterable.value)  # type: ignore[attr-defined]
+    if cls in _ITEMS_READ:
+        return False
+    if cls is ast.Call:
+        name = last_name(iterable.func)  # type: ignore[attr-defined]
+        if name in ("values", "items"):
+            return False
+        if name in ("enumerate", "zip"):
+            return all(map(_items_unread, iterable.args))  # type: ignore[attr-defined]
+    return True
+
+
+def _tensor_attribute(name: str) -> bool:
+    """Whether the model may call attribute ``name`` of a tensor (or of a module) a tensor."""
+    return name in _TENSOR_ATTRIBUTES or knowledge.lookup("tensor_attributes", name) is not None
 
 
 def never_call(call: ast.Call, scope: "ArgumentScope", assumed: Set[str]) -> bool:
@@ -299,7 +351,7 @@ def never_call(call: ast.Call, scope: "ArgumentScope", assumed: Set[str]) -> boo
             return True
         return False
     if func.__class__ is ast.Attribute and (func.attr in NUMBER_METHODS or func.attr in NOT_TENSOR_METHODS):  # type: ignore[attr-defined]
-        head = _chain_root(func)
+        head = chain_root(func)
         if head.__class__ is ast.Name:
             assumed.add("i" + head.id)  # type: ignore[attr-defined]
         return True
@@ -320,20 +372,3 @@ def may_be_tensor_list(expr: ast.AST, at: At, assumed: Optional[Set[str]] = None
     if cls is ast.Call:
         return expr.func.__class__ is ast.Name and expr.func.id in ("list", "tuple")  # type: ignore[attr-defined]
     return False
-
-
-def _safe_annotation(annotation: ast.AST) -> bool:
-    if annotation.__class__ is ast.Subscript:
-        annotation = annotation.value  # type: ignore[attr-defined]
-    if annotation.__class__ is ast.BinOp:
-        return True  # `X | Y`: UNKNOWN to the model
-    return last_name(annotation) in SAFE_ANNOTATIONS
-
-
-def last_name(expr: ast.AST) -> Optional[str]:
-    """``f`` of ``f`` and of ``x.f``; None for anything else."""
-    if expr.__class__ is ast.Name:
-        return expr.id  # type: ignore[attr-defined]
-    if expr.__class__ is ast.Attribute:
-        return expr.attr  # type: ignore[attr-defined]
-    return None

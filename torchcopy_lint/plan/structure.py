@@ -30,18 +30,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, Union
 
-from .binding_names import displayed
 from .scope_groups import SCOPE_JOINED, scope_groups
 from .arguments import UNLESS, followed
+from .unless_conditions import Bindings, breaks, conditions_held
 from .training import PLACED_CALLS
 from ..codes import (CONVERSION_METHODS, CREATION_FUNCTIONS, GRAPH_EVIDENCE, KIND_EVIDENCE, KIND_EVIDENCE_NOT_RETURNS,
                      LEGACY_CONSTRUCTORS, compile_trigger)
 from .shapes import ALIAS_JOINS, Shape, shape_of
 
 Needs = Tuple[FrozenSet[str], ...]
-#: The names a file binds anywhere, those it imports (shapes.Shape.bound/imported, all statements together), and
-#: those of an UNLESS token's ``d`` names that only top-level displays bind (binding_names.displayed).
-Bindings = Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str]]
 
 
 def _needs(*groups: Iterable[str]) -> Needs:
@@ -109,7 +106,7 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
             continue
         if token.startswith(UNLESS):
             names, _, token = token[len(UNLESS):].partition("|")
-            if bindings is not None and not any(_breaks(name, bindings) for name in names.split(",")):
+            if bindings is not None and not any(breaks(name, bindings) for name in names.split(",")):
                 continue
             extra.add(token)
         if token.startswith("name_"):
@@ -128,15 +125,6 @@ def resolved(tokens: Set[str], aliases: Dict[str, str], bindings: Optional[Bindi
         if "written:" + key in tokens or kind == "kept" and "method:step" in tokens:
             extra.add(joined)
     return tokens | extra if extra else tokens
-
-
-def _breaks(name: str, bindings: Bindings) -> bool:
-    """Whether the file breaks an UNLESS token's condition ``name``: ``b`` + a name it binds, ``i`` + a name it
-    imports, ``d`` + a name it binds otherwise than by top-level displays (or not at all)."""
-    kind, name = name[0], name[1:]
-    if kind == "d":
-        return name not in bindings[2]
-    return name in bindings[kind == "i"]
 
 
 #: Tokens ``resolved`` has seen that it passes on as they are (``attr:x``, ``call:f``, ``write``, ...): most of every
@@ -263,7 +251,8 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
     bindings: Optional[Bindings] = None
     if any(token.startswith(UNLESS) for token in every):
         bindings = (frozenset().union(*(shape.bound for shape in shapes)),
-                    frozenset().union(*(shape.imported for shape in shapes)), _displayed_only(tree, shapes, every))
+                    frozenset().union(*(shape.imported for shape in shapes)),
+                    conditions_held(tree, source, shapes, every, aliases))
     active = frozenset(code for code in codes if can_fire(code, resolved(every, aliases, bindings)))
     if not active.isdisjoint(SCOPE_JOINED):
         groups = scope_groups(tree, shapes, scoped)
@@ -274,23 +263,6 @@ def plan(tree: ast.Module, source: Union[str, bytes], codes: Iterable[str], reme
         dropped = frozenset(_droppable(tree, source, shapes, active, aliases, bindings))
     return Plan(active, dropped, tree, aliases, {id(s): (s, shape) for s, shape in zip(tree.body, shapes)}, scoped,
                 bindings, source if isinstance(source, bytes) else None)
-
-
-def _displayed_only(tree: ast.Module, shapes: List[Shape], tokens: Set[str]) -> FrozenSet[str]:
-    """The names of the UNLESS tokens' ``d`` conditions in ``tokens`` that the file binds, and binds only by
-    top-level displays (``NAMES = {...}``)."""
-    wanted = {name[1:] for token in tokens if token.startswith(UNLESS)
-              for name in token[len(UNLESS):].partition("|")[0].split(",") if name[0] == "d"}
-    if not wanted:
-        return frozenset()
-    seen: Set[str] = set()
-    loose: Set[str] = set()
-    for statement, shape in zip(tree.body, shapes):
-        found = wanted & shape.bound
-        if found:
-            seen |= found
-            loose |= found - displayed(statement)
-    return frozenset(seen - loose)
 
 
 _REMEMBERED: Dict[Tuple[bytes, int, int], Tuple[Shape, Dict[str, str]]] = {}

@@ -16,9 +16,9 @@ text of the file stores (``.eigens =``), once per file.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, List, Optional
 
+from ..codes import attribute_makers
 from .kinds import UNKNOWN, Kind, Value
 
 #: A store of the name the file does not spell out as ``obj.name = value``: the name is unknown.
@@ -47,8 +47,7 @@ class FieldTypes:
 
     def _stored_class(self, name: str) -> Value:
         text = self._source()
-        if text is None or not any(re.search(r"(?m)^(?:class|def)[ \t]+" + maker + r"\b", text) for maker in set(
-                re.findall(r"\.[ \t]*" + re.escape(name) + r"[ \t]*(?::[^=\n]*)?=[ \t]*(\w+)[ \t]*\(", text))):
+        if text is None or not attribute_makers(text, name):
             return UNKNOWN  # no store of a call of a top-level class or function of the file: not parsed
         stores = self._all_stores(text).get(name)
         if not stores:
