@@ -18,8 +18,8 @@ Repositories (``GIT_REPOS``, training scripts rather than libraries) are pinned 
 read from a local bare mirror ``<mirror-dir>/<owner>+<name>/repo`` (this tool never clones):
 the commit's ``.py`` blobs are unpacked, into
 ``<dest>/<owner>+<name>-<commit[:12]>/``. A missing mirror or commit is reported and skipped.
-``HELD_OUT_REPOS`` (the held-out split, ``--split held-out``) and ``FRESH_REPOS`` (``--split fresh``) are read the
-same way.
+``HELD_OUT_REPOS`` (the held-out split, ``--split held-out``), ``FRESH_REPOS`` (``--split fresh``) and
+``FRESH2_REPOS`` (``--split fresh2``) are read the same way.
 
 A directory is complete once it holds a ``.complete`` marker; rerunning skips it. Only the
 standard library is used, and torch is never imported.
@@ -147,9 +147,19 @@ FRESH_REPOS: Dict[str, str] = {
 work (kornia's parametrized tests, peft's fields), so its figure is no longer one of untouched code; this one is.
 Read like ``GIT_REPOS``; its sample is labelled in heldout_labels.tsv like the held-out split's."""
 
-SPLITS = ("dev", "held-out", "fresh", "all")
+FRESH2_REPOS: Dict[str, str] = {
+    "facebookresearch/detectron2": "02b5c4e295e990042a714712c21dc79b731e8833",
+    "facebookresearch/fairseq": "3d262bb25690e4eb2e7d3c1309b1e9c406ca4b99",
+    "pytorch/torchrec": "a48cef79ebc333da92af1311c04b041ee21a8e75",
+    "unit8co/darts": "2be8e43fbdc1265209f33bbe8bae81f3e4d9146f",
+}
+"""The second fresh split (session 14): object detection, sequence modelling, recommendation, time series; fetched
+and drawn from before anyone read them, after session 13's fresh split had served TCL101's and TCL104's mends.
+Read like ``GIT_REPOS``; its sample is labelled in fresh2_labels.tsv."""
+
+SPLITS = ("dev", "held-out", "fresh", "fresh2", "all")
 """``dev``: the packages, torch and ``GIT_REPOS`` (labels.tsv); ``held-out``: ``HELD_OUT_REPOS``; ``fresh``:
-``FRESH_REPOS``; ``all``: every member."""
+``FRESH_REPOS``; ``fresh2``: ``FRESH2_REPOS``; ``all``: every member."""
 
 GIT_VERSION_LEN = 12
 DEFAULT_MIRROR_DIR = Path(os.environ.get("TORCHCOPY_MIRROR_DIR", "/work/.mirror"))
@@ -172,18 +182,21 @@ def corpus_entries(split: str = "dev") -> List[Tuple[str, str]]:
            + [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(GIT_REPOS.items())])
     held_out = [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(HELD_OUT_REPOS.items())]
     fresh = [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(FRESH_REPOS.items())]
-    return {"dev": dev, "held-out": held_out, "fresh": fresh, "all": dev + held_out + fresh}[split]
+    fresh2 = [(repo, commit[:GIT_VERSION_LEN]) for repo, commit in sorted(FRESH2_REPOS.items())]
+    return {"dev": dev, "held-out": held_out, "fresh": fresh, "fresh2": fresh2,
+            "all": dev + held_out + fresh + fresh2}[split]
 
 
 def repo_commit(name: str) -> Optional[str]:
     """The pinned commit of a repository member of either split; None for a package."""
-    return GIT_REPOS.get(name) or HELD_OUT_REPOS.get(name) or FRESH_REPOS.get(name)
+    return GIT_REPOS.get(name) or HELD_OUT_REPOS.get(name) or FRESH_REPOS.get(name) or FRESH2_REPOS.get(name)
 
 
 def add_split_argument(ap: argparse.ArgumentParser) -> None:
     """The ``--split`` option every corpus tool takes (default dev: the figures labels.tsv scores)."""
     ap.add_argument("--split", choices=SPLITS, default="dev",
-                    help="dev: the labelled members; held-out: HELD_OUT_REPOS; fresh: FRESH_REPOS; all: every member "
+                    help="dev: the labelled members; held-out: HELD_OUT_REPOS; fresh: FRESH_REPOS; fresh2: FRESH2_REPOS; "
+                         "all: every member "
                          "(default %(default)s)")
 
 
