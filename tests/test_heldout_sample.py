@@ -17,17 +17,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import corpus  # noqa: E402
 import heldout_sample  # noqa: E402
 
-DEV_COMMIT, HELD_COMMIT, FRESH_COMMIT = "1" * 40, "2" * 40, "3" * 40
+DEV_COMMIT, HELD_COMMIT, FRESH_COMMIT, FRESH2_COMMIT = "1" * 40, "2" * 40, "3" * 40, "4" * 40
 
 
 @pytest.fixture
 def fake_corpus(tmp_path, monkeypatch):
-    """One package, torch, one dev repository, two held-out ones (one left incomplete) and a fresh one under
-    tmp_path."""
+    """One package, torch, one dev repository, two held-out ones (one left incomplete), a fresh one and a
+    second fresh one under tmp_path."""
     monkeypatch.setattr(corpus, "PACKAGES", {"somepkg": "1.0"})
     monkeypatch.setattr(corpus, "GIT_REPOS", {"dev/repo": DEV_COMMIT})
     monkeypatch.setattr(corpus, "HELD_OUT_REPOS", {"held/repo": HELD_COMMIT, "held/unbuilt": HELD_COMMIT})
     monkeypatch.setattr(corpus, "FRESH_REPOS", {"fresh/repo": FRESH_COMMIT})
+    monkeypatch.setattr(corpus, "FRESH2_REPOS", {"fresh2/repo": FRESH2_COMMIT})
     for name, version in corpus.corpus_entries("all"):
         path = corpus.entry_dir(tmp_path, name, version)
         path.mkdir()
@@ -42,10 +43,12 @@ def test_each_split_names_its_own_members(fake_corpus, capsys):
     assert set(corpus.present(fake_corpus, "dev")) == dev
     assert set(corpus.present(fake_corpus, "held-out")) == {"held+repo-222222222222"}
     assert set(corpus.present(fake_corpus, "fresh")) == {"fresh+repo-333333333333"}
-    assert set(corpus.present(fake_corpus, "all")) == dev | {"held+repo-222222222222", "fresh+repo-333333333333"}
+    assert set(corpus.present(fake_corpus, "fresh2")) == {"fresh2+repo-444444444444"}
+    assert set(corpus.present(fake_corpus, "all")) == dev | {"held+repo-222222222222", "fresh+repo-333333333333",
+                                                             "fresh2+repo-444444444444"}
     assert corpus.split_entry("held+repo-222222222222") == ("held/repo", "222222222222")
     assert corpus.repo_commit("held/repo") == HELD_COMMIT and corpus.repo_commit("somepkg") is None
-    assert corpus.repo_commit("fresh/repo") == FRESH_COMMIT
+    assert corpus.repo_commit("fresh/repo") == FRESH_COMMIT and corpus.repo_commit("fresh2/repo") == FRESH2_COMMIT
     with pytest.raises(ValueError):
         corpus.corpus_entries("test")
     assert corpus.main(["--dest", str(fake_corpus), "--list", "--split", "held-out"]) == 0
