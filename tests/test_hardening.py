@@ -237,8 +237,10 @@ def test_sigkill_mid_fix_leaves_every_file_whole(tmp_path, delay):
 
 
 def _as_a_shell_starts_it() -> None:
-    """SIGINT handled by default and not blocked, as in a process a shell starts: a child inherits an ignored or
-    blocked SIGINT from the process that starts it (here, the test runner, whatever earlier tests left)."""
+    """SIGINT handled by default and not blocked, as in a process a shell starts in the foreground. A child inherits
+    an ignored SIGINT, and Python keeps it: a test runner started in the background by a non-interactive shell
+    (`bash .ci/run &`) ignores SIGINT, so without this the linter would rightly never see the signal (that was
+    the likely cause of session 13's failing local CI runs; the product leaves SIGINT as it found it)."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
