@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from ..codes import CAST_CALL, KIND_EVIDENCE, TRIGGERS
@@ -9,6 +11,8 @@ from ..engine import Rule
 from ..semantic import Grad, Kind
 from ._build import call_before, short_code, swapped
 from ._convert import conversion_name, receiver
+from ._dtypes import CAST_RESULTS
+from ._exact import classify, dtype_name
 
 
 class ConvertThenDetach(Rule):
@@ -21,8 +25,10 @@ class ConvertThenDetach(Rule):
     Only receivers the semantic model knows are tensors are flagged: a project object with
     its own ``.to()``/``.detach()`` is left alone, and so is a tensor that cannot require grad
     there (the semantic model's requires-grad evidence: a bool or integer tensor, a factory's
-    result, ``.data``, a value made under ``no_grad``, the statement under ``no_grad``...). Where
-    nothing says whether it does, the message says "when it does". The fix swaps the two calls (safe).
+    result, ``.data``, a value made under ``no_grad``, the statement under ``no_grad``...), and a
+    conversion to an integer or bool dtype (``.long()``, ``.to(torch.int32)``): its result never requires
+    grad, so it records nothing. Where nothing says whether the receiver requires grad, the message says
+    "when it does". The fix swaps the two calls (safe).
     """
 
     code = "TCL117"
@@ -41,6 +47,8 @@ class ConvertThenDetach(Rule):
         "import torch\nx = torch.randn(3)\ny = x.clone().detach()",  # TCL103's
         "import torch\nx = torch.randn(3)\ny = x.float().detach()",  # a factory's result: nothing to record
         "import torch\ndef f(x: torch.Tensor):\n    return (x > 0).cpu().detach()",  # bool
+        "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.long().detach()",  # an integer result
+        "import torch\nx = torch.randn(3, requires_grad=True)\ny = x.to('cpu', torch.bool).detach()",
         "import torch\ndef f(x: torch.Tensor):\n    with torch.no_grad():\n        return x.cpu().detach()",
         "class Box:\n    def to(self, d):\n        return self\n    def detach(self):\n        return self\n"
         "b = Box().to('cpu').detach()",
@@ -56,7 +64,7 @@ class ConvertThenDetach(Rule):
         if inner is None:
             return
         method = conversion_name(inner)
-        if method is None or any(arg.star for arg in inner.args):
+        if method is None or any(arg.star for arg in inner.args) or self._integral_result(inner):
             return
         tensor = receiver(inner)
         if self.context.kind_of(tensor) is not Kind.TENSOR:
@@ -69,3 +77,21 @@ class ConvertThenDetach(Rule):
             self.conditional.format(method=call, tensor=short_code(self.context, tensor))
         self.report(node, message, replacement=swapped(node, inner))
 
+
+    def _integral_result(self, conversion: cst.Call) -> bool:
+        """The conversion makes an integer or bool tensor (``.long()``, ``.to(x, torch.int32)``,
+        ``.to(dtype=torch.bool)``): such a tensor never requires grad, so no node is recorded."""
+        assert isinstance(conversion.func, cst.Attribute)
+        method = conversion.func.attr.value
+        if method in CAST_RESULTS:
+            return _integral(CAST_RESULTS[method])
+        if method != "to":
+            return False
+        for arg in conversion.args:
+            if arg.keyword.value == "dtype" if arg.keyword is not None else classify(self.context, arg.value) == "dtype":
+                return _integral(dtype_name(self.context, arg.value))
+        return False
+
+
+def _integral(dtype: Optional[str]) -> bool:
+    return dtype is not None and (dtype == "bool" or dtype.startswith(("int", "uint")))

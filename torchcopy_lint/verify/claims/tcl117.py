@@ -81,6 +81,24 @@ def _tcl117_no_node_without_grad(device: str) -> None:
     assert same is weight and same.grad_fn is None, "a no-op conversion made a copy"
 
 
+@claim("TCL117-no-node-to-integral", "TCL117",
+       "a conversion of a tensor that requires grad to an integer or bool dtype (.long(), .int(), .byte(), "
+       ".to(torch.int64), .to(device, torch.bool), .to(dtype=torch.uint8)) records no node: its result cannot "
+       "require grad; to a floating dtype it records ToCopyBackward0",
+       tags={"near-miss"})
+def _tcl117_no_node_to_integral(device: str) -> None:
+    import torch
+
+    hidden = torch.randn(3, 4, device=device, requires_grad=True) * 2
+    for spelling, convert in {"long()": lambda t: t.long(), "int()": lambda t: t.int(), "byte()": lambda t: t.byte(),
+                              "to(torch.int64)": lambda t: t.to(torch.int64),
+                              "to(device, torch.bool)": lambda t: t.to(device, torch.bool),
+                              "to(dtype=torch.uint8)": lambda t: t.to(dtype=torch.uint8)}.items():
+        converted = convert(hidden)
+        assert converted.grad_fn is None and not converted.requires_grad, f".{spelling} recorded a node"
+    assert type(hidden.double().grad_fn).__name__ == "ToCopyBackward0", "a floating conversion recorded no node"
+
+
 @claim("TCL117-no-node-called-under-no-grad", "TCL117",
        "a function called only under no_grad (a with block, or a @no_grad method calling it) runs with grad mode "
        "off: a conversion in it records no node; what a function computes under no_grad and returns does not "
