@@ -24,10 +24,7 @@ class TensorCopyConstruct(Rule):
 
     code = "TCL101"
     name = "tensor-copy-construct"
-    message = (
-        "`torch.tensor()` on a tensor copy-constructs it and warns on every call; "
-        "use `.detach().clone()`"
-    )
+    message = "`torch.tensor()` on a tensor copy-constructs it and warns on every call; use {form}"
     triggers = TRIGGERS["TCL101"]  # in codes.py, importable without LibCST
     # Also keep what the semantic model reads elsewhere in the file (KIND_EVIDENCE).
     segment_triggers = (TENSOR_OF_NAME + "|" + KIND_EVIDENCE,)
@@ -62,7 +59,18 @@ class TensorCopyConstruct(Rule):
             return
         if self.context.kind_of(data.value) is not Kind.TENSOR:
             return
-        self.report(node, replacement=self._replacement(node, data))
+        self.report(node, self.message.format(form=self._form(node)), replacement=self._replacement(node, data))
+
+    @staticmethod
+    def _form(node: cst.Call) -> str:
+        """The advised form, with the call's own ``device=``/``dtype=``/``requires_grad=`` kept (as the fix keeps
+        them): ``.detach().clone()`` alone would drop a conversion the call asks for."""
+        kwargs = keyword_values(node, ("dtype", "device", "requires_grad", "pin_memory"))
+        if kwargs is None or "pin_memory" in kwargs:
+            return "`.detach().clone()`, and map the call's other arguments"
+        given = [k for k in ("device", "dtype") if k in kwargs]
+        form = f".detach().to({', '.join(k + '=...' for k in given)}, copy=True)" if given else ".detach().clone()"
+        return "`" + form + (".requires_grad_(...)" if "requires_grad" in kwargs else "") + "`"
 
     @staticmethod
     def _replacement(node: cst.Call, data: cst.Arg) -> Optional[cst.BaseExpression]:
