@@ -12,6 +12,7 @@ from ..engine import Rule
 from ..semantic import Kind, Value
 from ..walk import descendants_with_paths
 from ._build import keyword_values, method, strip_trailing_comma
+from ._zero_dim import zero_dim
 
 _CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"})
 _SCOPE_BOUNDARIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -40,6 +41,12 @@ class TensorOfTensors(Rule):
     message = (
         "`torch.tensor()` of a list of tensors converts each one to a Python scalar: multi-element tensors "
         "raise and 0-d tensors lose their graph; use `torch.stack()`"
+    )
+    #: Where nothing shows the elements are 0-d: of 1-element tensors ``torch.stack`` gives shape ``(n, 1)``.
+    shape_unknown = (
+        "`torch.tensor()` of a list of tensors converts each one to a Python scalar: multi-element tensors "
+        "raise and 0-d tensors lose their graph; use `torch.stack()` for 0-d elements, "
+        "`torch.stack(...).flatten()` for 1-element ones (`stack` alone gives them shape `(n, 1)`)"
     )
     triggers = TRIGGERS["TCL107"]  # in codes.py, importable without LibCST
     # the call with a name (or a display starting with one) as its argument, and what kinds are read from
@@ -70,16 +77,21 @@ class TensorOfTensors(Rule):
             return
         value = data.value
         if isinstance(value, (cst.List, cst.Tuple)):
-            if self._all_tensors(value.elements):
+            if not self._all_tensors(value.elements):
+                return
+            if all(zero_dim(self.context, el.value) for el in value.elements):
                 self.report(node, replacement=self._replacement(node, data),
                             applicability=Applicability.UNSAFE)
+            else:  # no fix: stacking 1-element tensors would change the shape
+                self.report(node, self.shape_unknown)
         elif isinstance(value, cst.Name) and self._known_empty(value):
             return  # `if keep: return torch.stack(keep)` before: nothing is converted, and stack([]) raises
         elif isinstance(value, cst.Name) and self._list_of_tensors(value, node) or isinstance(value, cst.Call) \
                 and _is_builtin_call(self.context, value, ("list", "tuple")) \
                 and self.context.value_of(value).kind is Kind.TENSOR_LIST:
-            # No fix: a list filled elsewhere may be empty, and torch.stack([]) raises.
-            self.report(node)
+            # No fix: a list filled elsewhere may be empty, and torch.stack([]) raises; its elements' shapes are
+            # not followed.
+            self.report(node, self.shape_unknown)
 
     def _known_empty(self, name: cst.Name) -> bool:
         """A test found the list false (empty) on every path here and nothing filled it since."""

@@ -100,6 +100,65 @@ def _tcl107_one_element_shape(device: str) -> None:
     assert torch.stack(elements).shape == (2, 1), "torch.stack of 1-element tensors is not (n, 1)"
 
 
+@claim("TCL107-one-element-flatten", "TCL107",
+       "1-element tensors (any number of dimensions): torch.stack(L).flatten() has torch.tensor(L)'s shape (n,); "
+       "for 0-d ones flatten() changes nothing",
+       tags={"fix-caveat"})
+def _tcl107_one_element_flatten(device: str) -> None:
+    import torch
+
+    for shape in ((1,), (1, 1)):
+        elements = [torch.ones(shape, device=device), torch.zeros(shape, device=device)]
+        assert torch.stack(elements).flatten().shape == torch.tensor(elements).shape == (2,), shape
+    scalars = [torch.ones((), device=device), torch.zeros((), device=device)]
+    assert torch.stack(scalars).flatten().shape == torch.stack(scalars).shape == (2,)
+
+
+@claim("TCL107-zero-dim-evidence", "TCL107",
+       "what the rule takes as 0-d is 0-d: whole reductions without arguments (sum mean prod max min norm std var "
+       "median all any nansum nanmean count_nonzero), torch.<reduction>(x), torch.dot/vdot/trace, x.dot(y), the losses of "
+       "torch.nn.functional with reduction mean or sum (and kl_div's batchmean), torch.zeros(()) and the other "
+       "creations of shape (), *_like of a 0-d tensor, torch.tensor(<number>), and shape-keeping methods of these",
+       tags={"fix-caveat"})
+def _tcl107_zero_dim_evidence(device: str) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    from ...rules._zero_dim import LOSSES, SHAPE_KEEPING, WHOLE_REDUCTIONS
+
+    x = torch.randn(4, 3, device=device)
+    found = {f"x.{name}()": getattr(x, name)() for name in sorted(WHOLE_REDUCTIONS)}
+    found.update({f"torch.{name}(x)": getattr(torch, name)(x) for name in sorted(WHOLE_REDUCTIONS)})
+    found.update({"torch.dot": torch.dot(x[0], x[1]), "torch.vdot": torch.vdot(x[0], x[1]),
+                  "x.dot(y)": x[0].dot(x[1]), "x.vdot(y)": x[0].vdot(x[1]),
+                  "torch.trace": torch.trace(x[:3]), "torch.tensor(2.0)": torch.tensor(2.0, device=device),
+                  "torch.scalar_tensor": torch.scalar_tensor(2, device=device)})
+    target = torch.randint(0, 3, (4,), device=device)
+    probabilities = torch.rand(4, 3, device=device)
+    for name in sorted(LOSSES):
+        loss = getattr(F, name)
+        if name in ("cross_entropy", "nll_loss"):
+            arguments = (x, target)
+        elif name == "binary_cross_entropy":
+            arguments = (probabilities, probabilities)
+        else:
+            arguments = (x, torch.randn(4, 3, device=device))
+        for reduction in ("mean", "sum"):
+            found[f"F.{name}(reduction={reduction})"] = loss(*arguments, reduction=reduction)
+    found["F.kl_div(reduction=batchmean)"] = F.kl_div(x, x, reduction="batchmean")
+    for creation in ("zeros", "ones", "empty", "rand", "randn"):
+        made = getattr(torch, creation)((), device=device)
+        found[f"torch.{creation}(())"] = made
+        found[f"torch.{creation}_like(0-d)"] = getattr(torch, creation + "_like")(made)
+    found["torch.full((), v)"] = torch.full((), 2.0, device=device)
+    scalar = x.sum()
+    for name in sorted(SHAPE_KEEPING - {"cuda", "to", "requires_grad_"}):
+        found[f"0-d.{name}()"] = getattr(scalar.detach(), name)()
+    found["0-d.to(float64)"] = scalar.to(torch.float64)
+    not_0d = {spelling: tuple(value.shape) for spelling, value in found.items() if value.dim() != 0}
+    assert not not_0d, f"not 0-d: {not_0d}"
+
+
 @claim("TCL107-stack-empty-raises", "TCL107",
        "torch.stack([]) raises where torch.tensor([]) returns an empty tensor: no fix for a list filled in a loop",
        tags={"fix-caveat"})
