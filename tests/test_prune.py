@@ -170,6 +170,23 @@ def test_the_callers_kept_for_the_autograd_context():
     assert context_callers(ast.parse(plain), plain) is None
 
 
+def test_the_methods_a_writer_calls_are_kept(aggressive):
+    """training_order.py reads the forwards that `self.compute_forward(batch)` runs before the write (speechbrain's
+    MetricGAN recipe): pruning blanked `compute_forward` (no trigger of its own), and the finding between its forward
+    and the backward was lost in the pruned parse only. callers.py keeps the methods a writer calls on `self`."""
+    import ast
+
+    from torchcopy_lint.parse.callers import context_callers
+
+    source = (ROOT / "fixtures" / "TCL104" / "forward_in_own_method.py").read_bytes()
+    pattern = context_callers(ast.parse(source), source)
+    assert pattern is not None and pattern.search(b"    def compute_forward(self, batch, stage):")
+    assert not pattern.search(b"    def on_stage_end(self, stage):")  # no writer calls it
+    full = lint_source(source, "train.py", ALL_RULES, prune=False)
+    assert [d.line for d in full if d.code == "TCL104"] == [25, 26, 38]
+    assert lint_source(source, "train.py", ALL_RULES, prune=True) == full
+
+
 def test_a_function_annotated_tensor_is_kept_only_where_it_may_be_called():
     """A `-> Tensor` function whose returns contradict its annotation makes its callers' values UNKNOWN
     (semantic/classes.py returns): pruning keeps such a function whole where the file names it elsewhere

@@ -6,8 +6,9 @@ call of it in the module (``f(...)``) is (semantic/autograd.py; a nested functio
 function, which pruning keeps or blanks whole): those calls are evidence, and so are the calls of the functions
 that hold them. ``context_callers`` finds, from CPython's tree, the methods and top-level functions that write
 ``.data`` (codes.py's text of such a write) and, to a fixed point, those that call one of them (``self.m(``,
-``f(``); it answers a pattern that finds such a call in a segment's text (None: no method
-writes ``.data``). Keeping only these, not every method with a ``self.m()`` call, keeps a big test module with
+``f(``), and the methods those that write call, to a fixed point (``self.compute_forward(batch)`` before the write:
+training_order.py reads the forwards it runs); it answers a pattern that finds such a call, or the definition of such
+a callee, in a segment's text (None: no method writes ``.data``). Keeping only these, not every method with a ``self.m()`` call, keeps a big test module with
 one ``.data`` write from being parsed whole. For the grad mode (``references``) the functions that hold a
 ``.detach()`` after a call are seeds too, and every function that mentions a seed's name (``x.m``, ``m``) is
 kept: autograd.py counts a method's every ``x.m`` in the file, since one that is not ``self.m(...)`` is a
@@ -25,6 +26,7 @@ from ..plan.structure import line_starts
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
+_SELF_CALL = re.compile(rb"\bself\s*\.\s*(\w+)\s*\(")
 
 
 def context_callers(tree: ast.Module, source: bytes, seeds: Sequence[str] = (TRIGGERS["TCL104"][1],),
@@ -32,6 +34,8 @@ def context_callers(tree: ast.Module, source: bytes, seeds: Sequence[str] = (TRI
     functions = _functions(tree, source)
     found = [compile_trigger(seed, True) for seed in seeds]
     names = {(name, in_class) for name, text, in_class in functions if any(f.search(text) for f in found)}
+    callees = _callees(functions, [text for name, text, in_class in functions if (name, in_class) in names])
+    definitions = [rb"\bdef\s+(?:" + b"|".join(re.escape(n) for n in callees) + rb")\s*\("] if callees else []
     receiver, call = (rb"\.\s*", rb"\b") if references else (rb"self\s*\.\s*", rb"\s*\(")
     while names:
         methods = sorted(n.encode() for n, in_class in names if in_class)
@@ -41,13 +45,29 @@ def context_callers(tree: ast.Module, source: bytes, seeds: Sequence[str] = (TRI
             parts.append(receiver + rb"(?:" + b"|".join(re.escape(n) for n in methods) + rb")" + call)
         if plain:  # a top-level function, called by its name
             parts.append(rb"(?<![\w.])(?:" + b"|".join(re.escape(n) for n in plain) + rb")" + call)
-        pattern = re.compile(b"|".join(parts))
+        pattern = re.compile(b"|".join(parts + definitions))
         more = {(name, in_class) for name, text, in_class in functions
                 if (name, in_class) not in names and pattern.search(text)}
         if not more:
             return pattern
         names |= more
     return None
+
+
+def _callees(functions: List[Tuple[str, bytes, bool]], texts: List[bytes]) -> List[bytes]:
+    """The names of the methods that ``texts`` call as ``self.m(``, and those they call, to a fixed point."""
+    methods: dict = {}
+    for name, text, in_class in functions:
+        if in_class:
+            methods.setdefault(name.encode(), []).append(text)
+    called: set = set()
+    pending = list(texts)
+    while pending:
+        for name in _SELF_CALL.findall(pending.pop()):
+            if name in methods and name not in called:
+                called.add(name)
+                pending.extend(methods[name])
+    return sorted(called)
 
 
 def _functions(tree: ast.Module, source: bytes) -> List[Tuple[str, bytes, bool]]:

@@ -8,8 +8,8 @@ live without evidence for it).
 Evidence that a graph is live (``GraphContext.live``):
 
 - the enclosing function is a module's ``forward`` (or a method only called from one) and something before
-  the write in it uses the tensor (``training_order.used_before``: a write before every use changes what
-  this forward computes, no saved value), or a hook
+  the write in it, after any ``backward()`` it runs on every path to the write, uses the tensor (``used_before``:
+  a write before every use changes what this forward computes, no saved value), or a hook
   (registered with ``register_*hook``, or named as a forward/backward hook);
 - the write runs after a forward of the written tensor's module and before the ``backward()`` of that
   step (``training_order.py``; the context's ``evidence`` holds the two calls).
