@@ -178,6 +178,11 @@ class ProjectIndex:
         """Nothing the function or method returns requires grad: computed under ``torch.no_grad()``..."""
         return bool(self._ask(project_grad.returns_without_grad, self.resolve(qualified) or qualified))
 
+    def holds_no_parameters(self, class_qualified: str) -> bool:
+        """The module class holds no parameter: a project class whose bases, ``self`` attributes and code give it
+        none, or a parameterless ``torch.nn`` layer (project_grad.py)."""
+        return bool(self._ask(project_grad.holds_no_parameters, self.resolve(class_qualified) or class_qualified))
+
     def attribute_kind(self, class_qualified: str, attr: str) -> Optional[str]:
         """The kind of ``self.<attr>`` of the class, from every assignment in its methods (and its
         project bases), a class-level annotation, or a module-only method called on it; None."""

@@ -1,8 +1,8 @@
 """Requires-grad evidence: whether an op applied to a tensor here records an autograd node.
 
 ``clone()``, ``.cpu()`` or ``.to(..)`` record a node only where grad mode is on and the input requires
-grad. Saying "it records one" needs evidence for (a parameter, ``requires_grad=True``, a module's
-output); staying silent needs evidence against:
+grad. Saying "it records one" needs evidence for (a parameter, ``requires_grad=True``, the output of a
+module that may hold parameters); staying silent needs evidence against:
 
 - grad mode is off at the node: a ``with torch.no_grad()`` / ``inference_mode()`` /
   ``set_grad_enabled(False)`` block or a function decorated with one (``autograd.py`` says where);
@@ -10,6 +10,8 @@ output); staying silent needs evidence against:
   ``nonzero``, ``.long()``, the indices of ``max``/``sort``/``topk``, ``torch.where(cond)``, ``randint``),
   factories without ``requires_grad=True`` (``torch.zeros``, ``*_like``, ``x.new_zeros``,
   ``torch.from_numpy``...), ``.data``, ``.grad``, ``.detach()``, a gradient passed to a backward hook;
+- the output of a module known to hold no parameter (``nn.ReLU``, ``nn.Dropout``..., a project class whose
+  attributes are plain values: project_grad.py) whose inputs cannot require grad (it gives what they give);
 - a value made by a non-view op under no_grad (a view or a no-op conversion of a leaf that requires
   grad still requires grad there, so those keep their input's answer);
 - ``x.requires_grad = False`` / ``x.requires_grad_(False)`` on every path from ``x``'s binding to the read.
@@ -28,6 +30,7 @@ import libcst as cst
 from ..walk import children
 from .grad_facts import GradFacts, literal as _literal
 from .kinds import Grad, Kind
+from .project_grad import parameterless_layer
 from .vocabulary import BOOL_RESULTS, INT64_RESULTS, VIEW_METHODS
 from .tensordict import TENSORDICT
 
@@ -184,10 +187,29 @@ class RequiresGrad:
         if torch_name is not None:
             return self._torch_function(torch_name, call, depth)
         if self._is_module_call(call):
+            if self._parameterless(call):  # nothing of its own requires grad: what its inputs give
+                return Grad.UNKNOWN if any(a.star for a in call.args) else \
+                    _any(self._argument(a.value, depth) for a in call.args)
             return Grad.YES  # a layer's output: its parameters require grad
         if self._returns_without_grad(call):
             return Grad.NO  # a project function that computes what it returns under no_grad
         return self._method(call.func, call, depth) if isinstance(call.func, cst.Attribute) else None
+
+    def _parameterless(self, call: cst.Call) -> bool:
+        """The called module's class holds no parameter: a ``torch.nn`` activation, pooling, dropout... layer
+        (vocabulary.py), or a project class in which the project index finds none (project_grad.py)."""
+        value = self.model.evaluator.value(call.func)
+        cls = value.cls if value is not None else None
+        if not cls:
+            return False
+        if parameterless_layer(cls):
+            return True
+        index = self.model.project
+        own = getattr(index, "module_name", None)
+        if index is None or not own:
+            return False
+        cls = f"{own}.{cls}" if cls in self.model.module_classes else cls
+        return not self.model.outside_project(cls) and index.holds_no_parameters(cls)
 
     def _returns_without_grad(self, call: cst.Call) -> bool:
         """The callee is a function or method of the project (this file's included) whose every returned

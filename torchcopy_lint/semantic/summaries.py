@@ -12,7 +12,8 @@ that imports the module. It holds, as plain JSON:
 - ``classes``: bases and decorators (as facts/dotted names), record fields
   (namedtuple, NamedTuple, dataclass), attributes assigned to ``self`` in any method
   (with class-level annotations), attributes on which a module-only method is called,
-  and the methods' summaries;
+  the methods' summaries, and ``holds``/``made``/``dflt``: what else may give the class parameters, which
+  attributes hold a parameter with a plain default (held_parameters.py);
 - ``functions``: parameters, decorators, return annotation, the facts of what each
   ``return`` gives back, and ``ng``: what "nothing it returns requires grad" rests on (grad_returns.py).
 
@@ -32,9 +33,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..source.precheck import parsed_or_none
 from .lazy import LazyEntries, Text
 from .grad_returns import may_turn_grad_off, no_grad_names
+from .held_parameters import class_holdings
 from .facts import NONE, UNKNOWN, Fact, Scope, annotation, bound_names, dotted, own_nodes, target_names
 
-SUMMARY_FORMAT = 5  # bump when the shape of a summary changes (it is part of the disk cache key)
+SUMMARY_FORMAT = 6  # bump when the shape of a summary changes (it is part of the disk cache key)
 MODULE_ONLY_METHODS = frozenset(
     """parameters named_parameters modules named_modules children named_children buffers named_buffers
     train eval register_forward_hook register_forward_pre_hook register_full_backward_hook
@@ -221,7 +223,7 @@ def decorators(node: ast.AST) -> List[Optional[str]]:
 def _class_summary(node: ast.ClassDef, module_scope: "Scope") -> Dict[str, Any]:
     summary: Dict[str, Any] = {
         "bases": class_bases(node), "deco": decorators(node),
-        "fields": [], "attrs": {}, "methods": {}, "module_used": [],
+        "fields": [], "attrs": {}, "methods": {}, "module_used": [], **class_holdings(node),
     }
     attrs: Dict[str, List[Fact]] = summary["attrs"]
     for stmt in node.body:

@@ -125,6 +125,28 @@ MODULE_WRAPPERS = frozenset(
      "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal"]
 )
 """Functions that return the module they are given (with parameters added or replaced)."""
+PARAMETERLESS_LAYERS = frozenset(
+    """ReLU ReLU6 LeakyReLU ELU CELU SELU GELU SiLU Mish Sigmoid Tanh Hardtanh Hardsigmoid Hardswish Hardshrink
+    Softshrink Tanhshrink Softplus Softsign LogSigmoid Threshold GLU Softmax Softmin LogSoftmax Softmax2d
+    Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout
+    MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d
+    AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d LPPool1d LPPool2d LPPool3d FractionalMaxPool2d
+    FractionalMaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d
+    Identity Flatten Unflatten Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle PixelUnshuffle
+    ChannelShuffle ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d ReflectionPad1d
+    ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d CircularPad1d CircularPad2d
+    CircularPad3d CosineSimilarity PairwiseDistance Fold Unfold LocalResponseNorm CrossMapLRN2d
+    L1Loss MSELoss SmoothL1Loss HuberLoss KLDivLoss PoissonNLLLoss GaussianNLLLoss CTCLoss HingeEmbeddingLoss
+    CosineEmbeddingLoss MarginRankingLoss SoftMarginLoss TripletMarginLoss MultiLabelMarginLoss""".split()
+)
+"""``torch.nn`` layers that never hold a parameter, a submodule or a tensor given to them: calling one gives a result
+that requires grad exactly when an input does (requires_grad.py). Checked on torch 2.13 with
+``len(list(torch.nn.X(*args).parameters())) == 0`` and no buffers, no children, each built with its required
+arguments only (pool sizes, pads, ``output_ratio`` for the fractional pools). Left out: layers with parameters
+(``PReLU``, the norms but ``LocalResponseNorm``, ``Linear``, convolutions, ``Embedding``, RNNs, attention) and the
+losses that take a ``weight``/``pos_weight`` tensor (``NLLLoss``, ``CrossEntropyLoss``, ``BCELoss``,
+``BCEWithLogitsLoss``, ``MultiMarginLoss``, ``MultiLabelSoftMarginLoss``: a weight that requires grad makes the
+loss require grad) or a ``distance_function`` (``TripletMarginWithDistanceLoss``: it may be a layer)."""
 MODULE_FUNCTIONS = frozenset(["torch.nn.SyncBatchNorm.convert_sync_batchnorm"])
 """Functions that return a module whatever module they are given (they convert one into another)."""
 MODULE_HOLDERS = frozenset(

@@ -132,3 +132,38 @@ def _tcl117_no_node_called_under_no_grad(device: str) -> None:
     scaled = projection()
     scaled.mul_(weight)
     assert scaled.requires_grad, "an in-place update with a parameter, grad mode on, left it not requiring grad"
+
+
+_LAYER_ARGUMENTS = {
+    "Threshold": (0.1, 0.0), "Unflatten": (1, (2, 2)), "Fold": ((4, 4), 2), "FractionalMaxPool2d": (2,),
+    "FractionalMaxPool3d": (2,), "ConstantPad1d": (1, 0.0), "ConstantPad2d": (1, 0.0), "ConstantPad3d": (1, 0.0),
+    "LPPool1d": (2, 2), "LPPool2d": (2, 2), "LPPool3d": (2, 2),
+}
+_SIZED = ("Pool", "Unpool", "Pad", "Shuffle", "Unshuffle", "Unfold", "LocalResponseNorm", "CrossMapLRN2d")
+
+
+@claim("TCL117-no-node-parameterless-layer", "TCL117",
+       "every layer the model takes for parameterless (vocabulary.PARAMETERLESS_LAYERS) holds no parameter, buffer "
+       "or submodule once built; its output requires grad exactly when an input does (ReLU, GELU, Dropout, "
+       "MaxPool1d, Identity, Softmax, MSELoss), while PReLU's requires grad from a plain input",
+       devices=("cpu",), tags={"near-miss"})
+def _tcl117_no_node_parameterless_layer(device: str) -> None:
+    import torch
+
+    from ...semantic.vocabulary import PARAMETERLESS_LAYERS
+
+    for name in sorted(PARAMETERLESS_LAYERS):
+        args = _LAYER_ARGUMENTS.get(name, (2,) if any(part in name for part in _SIZED) else ())
+        kwargs = {"output_ratio": 0.5} if name.startswith("FractionalMaxPool") else {}
+        layer = getattr(torch.nn, name)(*args, **kwargs)
+        held = list(layer.parameters()) + list(layer.buffers()) + list(layer.children())
+        assert not held, f"nn.{name} holds {len(held)} parameters, buffers or submodules"
+    plain = torch.randn(2, 4, device=device)
+    leaf = torch.randn(2, 4, device=device, requires_grad=True)
+    for spelling, call in {"ReLU": lambda t: torch.nn.ReLU()(t), "GELU": lambda t: torch.nn.GELU()(t),
+                           "Dropout": lambda t: torch.nn.Dropout(0.5)(t), "MaxPool1d": lambda t: torch.nn.MaxPool1d(2)(t),
+                           "Identity": lambda t: torch.nn.Identity()(t), "Softmax": lambda t: torch.nn.Softmax(-1)(t),
+                           "MSELoss": lambda t: torch.nn.MSELoss()(t, plain)}.items():
+        assert not call(plain).requires_grad, f"nn.{spelling} of a tensor that does not require grad requires grad"
+        assert call(leaf).requires_grad, f"nn.{spelling} of a leaf that requires grad does not require grad"
+    assert torch.nn.PReLU().to(device)(plain).requires_grad, "PReLU's output does not require grad (its weight)"
