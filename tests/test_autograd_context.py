@@ -72,6 +72,16 @@ LIVE = {
                                          "    def fix(self, m, i, o):\n        w.data.add_(1)\n", "hook"),
     "nested function registered as a hook": ("def f(model):\n    def renorm(m, i):\n        w.data.add_(1)\n"
                                              "    model.register_forward_pre_hook(renorm)\n", "hook"),
+    "forward hook on the module's own weight": ("def f(model):\n    def fix(m, i, o):\n        w = m.weight\n"
+                                                "        w.data.add_(1)\n    model.register_forward_hook(fix)\n",
+                                                "hook"),
+    "pre-hook of a module called twice": ("class M:\n    def __init__(self):\n"
+                                          "        self.fc.register_forward_pre_hook(renorm)\n"
+                                          "    def forward(self, x):\n        return self.fc(self.fc(x))\n"
+                                          "def renorm(m, i):\n    w = m.weight\n    w.data.add_(1)\n", "hook"),
+    "pre-hook using the weight before the write": ("def f(model):\n    def renorm(m, i):\n        w = m.weight\n"
+                                                   "        y = i[0] @ w\n        w.data.add_(1)\n        return (y,)\n"
+                                                   "    model.register_forward_pre_hook(renorm)\n", "hook"),
     "between a forward and its backward": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
                                            "loss = net(x).sum()\nw.data.add_(1)\nloss.backward()\n", "step"),
     "enable_grad inside no_grad, in a step": ("import torch\nimport torch.nn as nn\nnet = nn.Linear(2, 2)\n"
@@ -111,6 +121,9 @@ UNKNOWN = {
     "method called from forward before the use": ("class M:\n    def forward(self, x):\n        self.setup()\n"
                                                   "        return self.w * x\n"
                                                   "    def setup(self):\n        self.w.data.add_(1)\n"),
+    "forward pre-hook, the hooked module's own weight": ("def f(model):\n    def renorm(m, i):\n        w = m.weight\n"
+                                                         "        w.data.add_(1)\n"
+                                                         "    model.register_forward_pre_hook(renorm)\n"),
     "the loss computed anew after the write": ("import torch.nn as nn\nnet = nn.Linear(2, 2)\nw = net.weight\n"
                                                "loss = net(x).sum()\nw.data.add_(1)\nloss = net(x).sum()\n"
                                                "loss.backward()\n"),

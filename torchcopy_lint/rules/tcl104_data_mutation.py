@@ -25,7 +25,8 @@ class DataMutation(DataWrites):
     in a module's ``forward`` (or a method called from it) after something in it
     used the tensor (a write before every use changes what this forward computes:
     ``self.scale.data.clamp_(...)``, then ``x * self.scale``), in a forward or
-    backward hook, or after a forward of the written tensor's module and before
+    backward hook (not a forward pre-hook writing the hooked module's own tensor
+    before anything used it: the module's forward has not run yet), or after a forward of the written tensor's module and before
     that step's ``backward()`` of a loss not computed anew after the write (the
     message names both calls). Every other
     ``.data`` write (set-up before any forward, after ``backward()``, target
@@ -68,6 +69,7 @@ class DataMutation(DataWrites):
         "import torch\nwith torch.no_grad():\n    for p in model.parameters():\n        p.data.add_(1)",
         "class M(nn.Module):\n    def __init__(self):\n        self.fc.weight.data.normal_(0, 0.01)",
         "class A(nn.Module):\n    def forward(self, x):\n        self.scale.data.clamp_(0, 4)\n        return x * self.scale",
+        "def hook(module, inputs):\n    module.weight.data.mul_(0.5)\nmodel.register_forward_pre_hook(hook)",
     ]
     INVALID = [
         "import torch.nn as nn\nmodel = nn.Linear(2, 2)\nout = model(x)\nfor p in model.parameters():\n"
@@ -77,7 +79,7 @@ class DataMutation(DataWrites):
         "loss.backward()",
         "class A(nn.Module):\n    def forward(self, x, mask):\n        y = x @ self.weight\n"
         "        self.weight.data.masked_fill_(mask, 0)\n        return y",
-        "def hook(module, inputs):\n    module.weight.data.mul_(0.5)\nmodel.register_forward_pre_hook(hook)",
+        "def hook(module, inputs, output):\n    module.weight.data.mul_(0.5)\nmodel.register_forward_hook(hook)",
     ]
 
     def __init__(self, context) -> None:

@@ -1,16 +1,16 @@
 """Autograd context: whether a graph that saved a tensor is live at a statement.
 
-A write that bypasses autograd's version counter (``p.data.add_()``) only corrupts gradients where a
-graph that saved the tensor can still be backpropagated. Each answer rests on evidence, one way or the
-other; where there is none the context is *unknown* (not live: a diagnostic must not say a graph is
-live without evidence for it).
+A write that bypasses autograd's version counter (``p.data.add_()``) only corrupts gradients where a graph that
+saved the tensor can still be backpropagated. Each answer rests on evidence, one way or the other; where there is
+none the context is *unknown* (not live: a diagnostic must not say a graph is live without evidence for it).
 
 Evidence that a graph is live (``GraphContext.live``):
 
 - the enclosing function is a module's ``forward`` (or a method only called from one) and something before
   the write in it, after any ``backward()`` it runs on every path to the write, uses the tensor (``used_before``:
-  a write before every use changes what this forward computes, no saved value), or a hook
-  (registered with ``register_*hook``, or named as a forward/backward hook);
+  a write before every use changes what this forward computes, no saved value), or a hook (registered with
+  ``register_*hook``, or named as a forward/backward hook; not a forward pre-hook's write to the hooked module's
+  own tensor before any use of it: ``pre_hooks.py``);
 - the write runs after a forward of the written tensor's module and before the ``backward()`` of that
   step (``training_order.py``; the context's ``evidence`` holds the two calls).
 
@@ -18,19 +18,18 @@ Evidence that no graph can be live, innermost first:
 
 - the written tensor is a ``.grad`` buffer (``p.grad.data.zero_()``);
 - the write is an argument of ``torch.nn.init.*`` (which runs under ``no_grad``);
-- a ``with torch.no_grad()`` / ``torch.inference_mode()`` / ``torch.set_grad_enabled(False)`` block, or a
-  function decorated with one (``torch.enable_grad()`` / ``set_grad_enabled(True)`` turn recording on
-  again: then only the training order can tell);
-- the enclosing function: ``__init__``, an initialiser (``reset_parameters``, ``_init_weights``,
-  ``init_*``...; never a test function, whatever its name), a function passed to ``Module.apply`` (or
-  timm's ``named_apply``), a weight loading or conversion helper (``load_*``, ``convert_*``, ``fuse``,
-  ``merge_*``, a state-dict hook...), the ``step()`` of an ``Optimizer`` subclass; a method whose every
-  call in its class (``self.m(...)``), and a nested function whose every call in its enclosing function,
-  is graph-free.
+- a ``with torch.no_grad()`` / ``torch.inference_mode()`` / ``torch.set_grad_enabled(False)`` block, or a function
+  decorated with one (``torch.enable_grad()`` / ``set_grad_enabled(True)`` turn recording on again: then only the
+  training order can tell);
+- the enclosing function: ``__init__``, an initialiser (``reset_parameters``, ``_init_weights``, ``init_*``...;
+  never a test function, whatever its name), a function passed to ``Module.apply`` (or timm's ``named_apply``), a
+  weight loading or conversion helper (``load_*``, ``convert_*``, ``fuse``, ``merge_*``, a state-dict hook...),
+  the ``step()`` of an ``Optimizer`` subclass; a method whose every call in its class (``self.m(...)``), and a
+  nested function whose every call in its enclosing function, is graph-free.
 
-API (``SemanticModel.autograd``): ``context(stack, written=None) -> GraphContext`` for the node at the top
-of ``stack`` (a rule's ``context.stack``); ``written`` is the tensor expression written, if any (the
-training order needs it to link the write to a forward).
+API (``SemanticModel.autograd``): ``context(stack, written=None) -> GraphContext`` for the node at the top of
+``stack`` (a rule's ``context.stack``); ``written``: the tensor expression written, if any (the training order
+needs it to link the write to a forward).
 """
 
 from __future__ import annotations
@@ -43,17 +42,18 @@ import libcst as cst
 
 from ..imports import dotted_name
 from ..walk import children, nodes_of_type
+from .pre_hooks import PreHooks, name_words
 from .training_order import TrainingOrder, reached_tensor
 from .vocabulary import NO_GRAD_CONTEXTS, SET_GRAD_ENABLED
 
 
 @dataclass(frozen=True)
 class GraphContext:
-    """``live``: evidence says a graph is live here. ``kind``: forward, hook, step (live); no_grad, grad,
-    nn.init, init, apply, load, optimizer (graph-free); unknown (no evidence either way). ``where``: a
-    phrase for messages. ``evidence``: for ``step``, the forward call and the backward call around it.
-    ``from_callers``: the context is the one of every call of the enclosing function in its class or module,
-    not of a block or decorator around the code itself (a caller in another file may differ)."""
+    """``live``: evidence says a graph is live here. ``kind``: forward, hook, step (live); no_grad, grad, nn.init,
+    init, apply, load, optimizer (graph-free); unknown (no evidence either way). ``where``: a phrase for messages.
+    ``evidence``: for ``step``, the forward call and the backward call around it. ``from_callers``: the context is
+    the one of every call of the enclosing function in its class or module, not of a block or decorator around
+    the code itself (a caller in another file may differ)."""
 
     live: bool
     kind: str
@@ -70,6 +70,7 @@ UNKNOWN = GraphContext(False, "unknown", "where nothing shows whether a graph is
 FORWARD = GraphContext(True, "forward", "in `forward`, where a graph is being recorded")
 UNSAVED = GraphContext(False, "unknown", "in a forward, before anything in it uses the tensor")
 HOOK = GraphContext(True, "hook", "in a hook, which runs while a graph is being recorded")
+PRE_HOOK = GraphContext(False, "unknown", "in a forward pre-hook, before the hooked module's forward uses it")
 NO_GRAD = GraphContext(False, "no_grad", "under `torch.no_grad()`")
 GRAD = GraphContext(False, "grad", "on a `.grad` buffer")
 NN_INIT = GraphContext(False, "nn.init", "in `nn.init`, which runs under no_grad")
@@ -90,15 +91,11 @@ _STATE_DICT_WORDS = frozenset({"load", "save", "dict", "checkpoint"})
 _APPLY = re.compile(r"(?:^|\.)(?:named_)?apply$")
 
 
-def _words(name: str) -> List[str]:
-    return [w for w in re.split(r"_+|(?<=[a-z0-9])(?=[A-Z])", name) if w]
-
-
 def _named(name: str) -> Optional[GraphContext]:
     """The context a function's name gives, if any."""
     if name == "__init__":
         return GraphContext(False, "init", "in `__init__`, before any forward")
-    words = {w.lower() for w in _words(name)}
+    words = name_words(name)
     if name == "forward":  # (not ``__call__``: initialisers and transforms define it too)
         return FORWARD
     if "hook" in words:
@@ -118,7 +115,7 @@ class AutogradContexts:
     """Answers ``context(stack, written)``; each function's context is computed once."""
 
     def __init__(self, model) -> None:
-        self.model = model
+        self.model, self.pre_hooks = model, PreHooks(model.module)
         self.order = TrainingOrder(model, self._recording)
         self._functions: Dict[int, Optional[GraphContext]] = {}
         self._applied: Optional[Set[str]] = None
@@ -154,14 +151,16 @@ class AutogradContexts:
                     found = UNKNOWN
                 if found.kind == "forward" and written is not None and not self._saved_before(stack, top, i, written):
                     return UNSAVED  # before anything in the forward uses it: the write shapes what it computes
+                if found.kind == "hook" and written is not None and self.pre_hooks.unsaved(stack, i, top, written):
+                    return PRE_HOOK  # the hooked module's own tensor, before its forward runs
                 return found if found is not UNKNOWN else self._ordered(stack, top, i, written)
         return self._ordered(stack, top, 0, written) if stack and isinstance(stack[0], cst.Module) else UNKNOWN
 
     def grad_off(self, stack: Sequence[cst.CSTNode], top: Optional[int] = None) -> bool:
-        """Grad mode is off at ``stack[top]`` (the last node by default): a ``with`` block or a decorator
-        turns it off, or the function around it is private (``_name``; or nested in a function), called in
-        its class (``self._name(...)``), module or enclosing function only, at least once, and every call
-        is where grad mode is off (``_regression_prediction``, called only from a ``no_grad`` method)."""
+        """Grad mode is off at ``stack[top]`` (the last node by default): a ``with`` block or a decorator turns it
+        off, or the function around it is private (``_name``; or nested in a function), called in its class
+        (``self._name(...)``), module or enclosing function only, at least once, and every call is where grad
+        mode is off (``_regression_prediction``, called only from a ``no_grad`` method)."""
         top = len(stack) - 1 if top is None else top
         for i in range(top - 1, -1, -1):
             node, child = stack[i], stack[i + 1]
@@ -206,8 +205,7 @@ class AutogradContexts:
         if self._attr_counts is None:
             self._attr_counts = {}
             for node in nodes_of_type(self.model.module, cst.Attribute):
-                key = node.attr.value
-                self._attr_counts[key] = self._attr_counts.get(key, 0) + 1
+                self._attr_counts[node.attr.value] = self._attr_counts.get(node.attr.value, 0) + 1
         return self._attr_counts.get(attr, 0)
 
     def _saved_before(self, stack: List[cst.CSTNode], top: int, index: int, written: cst.BaseExpression) -> bool:

@@ -152,7 +152,7 @@ class TrainingOrder:
             node, parent, loops = pending.pop()
             if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            if isinstance(node, (cst.Name, cst.Attribute)) and not _not_recorded(node, parent):
+            if isinstance(node, (cst.Name, cst.Attribute)) and not not_recorded(node, parent):
                 name = dotted_name(node)
                 if name is not None:
                     found.setdefault(name, []).append((order.get(id(node), -1), loops))
@@ -301,7 +301,7 @@ def reached_tensor(written: cst.BaseExpression) -> cst.BaseExpression:
             return expr
 
 
-def _not_recorded(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+def not_recorded(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
     """A name in a target position, part of a longer chain, or whose metadata only is read."""
     if isinstance(parent, cst.Attribute) and parent.value is node:
         return parent.attr.value in _NOT_RECORDED

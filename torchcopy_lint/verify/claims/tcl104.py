@@ -298,3 +298,81 @@ def _tcl104_write_before_use_consistent(device: str) -> None:
     module = Clamped()
     module().backward()
     assert module.w.grad.tolist() == [2.0, 4.0, 4.0], f"grad {module.w.grad.tolist()}, expected 2 * clamped w"
+
+
+
+def _prehooked_linear(device: str, write: Callable[[object], None], calls: int):
+    """A 3 -> 3 linear layer whose forward pre-hook runs ``write(module)``, called ``calls`` times in a row on an
+    input that requires grad; returns (the input, the weight each call ran with, the input's and weight's grads)."""
+    import torch
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 3, bias=False).to(device)
+    seen: list = []
+
+    def hook(module, inputs) -> None:
+        before = module.weight.detach().clone()
+        write(module)
+        assert not torch.equal(before, module.weight), "the pre-hook's write changed nothing"
+        seen.append(module.weight.detach().clone())  # the values this call's forward runs with
+
+    layer.register_forward_pre_hook(hook)
+    x = torch.randn(2, 3, device=device, requires_grad=True)
+    out = x
+    for _ in range(calls):
+        out = layer(out)
+    out.pow(2).sum().backward()
+    return x, seen, x.grad, layer.weight.grad
+
+
+def _linear_grads(x0, weights):
+    """The input's grad and the summed weight grads of pow(2).sum() of linear layers applied in turn, each weight
+    a separate leaf: what backward must give when every call saw the values it was given."""
+    import torch.nn.functional as F
+
+    x = x0.detach().clone().requires_grad_(True)
+    leaves = [w.detach().clone().requires_grad_(True) for w in weights]
+    out = x
+    for w in leaves:
+        out = F.linear(out, w)
+    out.pow(2).sum().backward()
+    return x.grad, sum(w.grad for w in leaves)
+
+
+@claim("TCL104-pre-hook-write-before-use", "TCL104",
+       "a forward pre-hook runs before the module's forward: mod.weight.data = 2 * mod.weight.masked_fill(mask, 0) "
+       "or mod.weight.data.mul_(0.5) there gives backward exactly the gradients of the written weight (the graph "
+       "of this call saves it after the write), so nothing is corrupted (why TCL104 leaves such a write to TCL119)",
+       tags={"near-miss"})
+def _tcl104_pre_hook_write_before_use(device: str) -> None:
+    import torch
+
+    def rebind(module) -> None:
+        mask = torch.zeros_like(module.weight, dtype=torch.bool)
+        mask[0, 0] = True
+        module.weight.data = 2 * module.weight.masked_fill(mask, 0)
+
+    for write in (rebind, lambda module: module.weight.data.mul_(0.5)):
+        x, seen, x_grad, w_grad = _prehooked_linear(device, write, 1)
+        want_x, want_w = _linear_grads(x, seen)
+        assert torch.allclose(x_grad, want_x) and torch.allclose(w_grad, want_w), \
+            f"grads {x_grad.tolist()} {w_grad.tolist()}, expected {want_x.tolist()} {want_w.tolist()}"
+
+
+@claim("TCL104-pre-hook-second-call-corrupts", "TCL104",
+       "a module called twice in one forward: its pre-hook's mod.weight.data.mul_(0.5) before the second call "
+       "changes the weight the first call saved, so the input's gradient silently differs from the one of what "
+       "was computed, while mod.weight.detach().mul_(0.5) makes backward raise (why TCL104 keeps such a hook)",
+       tags={"hazard"})
+def _tcl104_pre_hook_second_call_corrupts(device: str) -> None:
+    import torch
+
+    x, seen, x_grad, _ = _prehooked_linear(device, lambda module: module.weight.data.mul_(0.5), 2)
+    want_x, _ = _linear_grads(x, seen)
+    assert not torch.allclose(x_grad, want_x), "the write before the second call did not change the input's grad"
+    try:
+        _prehooked_linear(device, lambda module: module.weight.detach().mul_(0.5), 2)
+    except RuntimeError as exc:
+        assert INPLACE_ERROR in str(exc), f"unexpected error {exc}"
+    else:
+        raise AssertionError("the write through .detach() did not raise")
