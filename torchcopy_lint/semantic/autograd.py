@@ -147,6 +147,8 @@ class AutogradContexts:
                 return UNKNOWN
             if isinstance(node, cst.FunctionDef) and child is node.body:
                 found = self._function(stack, i)
+                if found.kind == "hook" and self.pre_hooks.optimizer_step_hook(node.name.value):
+                    found = UNKNOWN  # optimizer.register_step_post_hook(hook): runs in step(), after backward
                 if recording and found.graph_free:
                     found = UNKNOWN
                 if found.kind == "forward" and written is not None and not self._saved_before(stack, top, i, written):

@@ -112,6 +112,12 @@ class PreHooks:
                         (func.attr.value, dotted_name(func.value) or "", name.startswith("self."), partial))
         return self._registrations
 
+    def optimizer_step_hook(self, name: str) -> bool:
+        """``name`` is registered in this file, and only as an optimizer's step hook (``register_step_pre_hook``,
+        ``register_step_post_hook``): it runs in ``optimizer.step()``, not while a forward records a graph."""
+        found = self.registrations().get(name)
+        return bool(found) and all(method.startswith("register_step_") for method, _, _, _ in found)
+
     def _runs_twice(self, receiver: str) -> bool:
         """The module the hook is registered on is called twice in one function of the file, or in a loop
         (an attribute of ``self``, the same module every pass)."""
