@@ -47,3 +47,13 @@ def test_libcst_share_reports_what_reaches_libcst():
                             capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "reach LibCST" in result.stdout and "TCL103:" in result.stdout
+
+
+def test_plan_keepers_names_the_kept_call_sites():
+    """On fixtures/TCL108: the near misses the plan keeps are listed with a reason, and counted."""
+    result = subprocess.run([sys.executable, str(BENCH / "plan_keepers.py"), str(ROOT / "fixtures" / "TCL108"),
+                             "--select", "TCL108"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "TCL108:" in result.stdout and "pass the plan with no finding" in result.stdout
+    listed = [line for line in result.stdout.splitlines() if " TCL108 " in line and "copy" in line]
+    assert listed and all(" -- " in line for line in listed)

@@ -19,7 +19,14 @@ Loop variables (function_values.py ``only_iterated``): ``copy.copy(node.meta)`` 
 items the model calls tensors or nothing (``for node in g.nodes``, ``enumerate``/``zip`` of such) drops TCL108; an
 attribute a tensor has (``t.grad``), items read from a display or a mapping, a guard, a store to ``node.meta``, another
 binding, or a store of an instance of the file's own classes in ``.meta`` anywhere (semantic/field_types.py; which also
-holds for the parameters and other names proven before) keeps it."""
+holds for the parameters and other names proven before) keeps it.
+
+Guards (function_values.py ``ArgumentScope._tensor_guard``): ``copy.copy(g)`` of a name narrowed only by guards that
+never make it a tensor (``isinstance(g, Graph)``: a module's or another class's, never read as a tensor's; a ``type(g)``
+compared with nothing) drops TCL108; a tensor class (maybe: under the name, by ``import *``, a class of the file),
+``is_tensor``, ``type(g) is torch.Tensor``, an attribute of the narrowed name (a module's parameters) keeps it. An
+unannotated parameter of a decorated def or a method, where the file names ``parametrize`` (or imports ``*``), may be
+what ``@pytest.mark.parametrize`` lists (tensors): kept."""
 
 from __future__ import annotations
 
@@ -72,6 +79,18 @@ CASES = [
 CASES += [
     (F + "    return torch.tensor(x > 0), copy.copy(x == 1)\n", {"TCL101", "TCL108"}, {"TCL101", "TCL108"}),
     (F + "    return torch.tensor(x is None), torch.tensor(0 < x < 1), copy.copy(x in y)\n", set(), set()),
+]
+
+# the argument the rules read: the first (LibCST's args[0]), positional or `data=`; none after `*`/`**` or a keyword
+CASES += [
+    (F + "    return torch.tensor(1, **y), torch.tensor(*y), torch.tensor(**y), torch.tensor(dtype=y, data=x)\n",
+     set(), set()),
+    (F + "    return torch.as_tensor([1.0], *y), torch.tensor(y=1, *x)\n", set(), set()),
+    # kept: a tensor read first, positional or as `data=`, before `**`
+    (F + "    return torch.tensor(x, **y)\n", {"TCL101"}, {"TCL101"}),
+    (F + "    return torch.tensor(data=x, **y)\n", {"TCL101"}, {"TCL101"}),
+    (F + "    return torch.tensor([x, x], **y)\n", {"TCL107"}, {"TCL107"}),
+    (F + "    return torch.tensor(data=x, *y)\n", {"TCL101"}, {"TCL101"}),
 ]
 
 M = "def f():\n    return copy.copy(TABLE), torch.tensor(TABLE)\n"
@@ -148,6 +167,37 @@ CASES += [
     (L.replace("    for", "    node = torch.zeros(2)\n    for"), {"TCL108"}, set()),
     (L.replace("for node in", "for node.x in"), {"TCL108"}, set()),
 ]
+
+PT = '@pytest.mark.parametrize("x", [torch.zeros(2)])\ndef test_f(x):\n    return copy.copy(x), torch.tensor(x)\n'
+G = "def f(g, y):\n    if {}:\n        return copy.copy(g)\n"
+
+# guards that narrow a name to no tensor (a builtin's class, a module's, another class's), parametrize
+CASES += [
+    ("from m import Graph\n" + G.format("isinstance(g, Graph)"), set(), set()),
+    (G.format("isinstance(g, (dict, m.Graph))"), set(), set()),
+    (G.format("not isinstance(g, int)"), set(), set()),
+    (G.format('f"{type(g)}"'), set(), set()),  # a type() in no comparison
+    # kept: a tensor class (maybe: under the name, by `import *`), is_tensor, type() compared, parametrize
+    (G.format("isinstance(g, torch.Tensor)"), {"TCL108"}, {"TCL108"}),
+    (G.format("isinstance(g, (Graph, torch.nn.Parameter))"), {"TCL108"}, set()),
+    ("from torch import Tensor as Graph\n" + G.format("isinstance(g, Graph)"), {"TCL108"}, {"TCL108"}),
+    ("from m import *\n" + G.format("isinstance(g, Graph)"), {"TCL108"}, set()),
+    ("class Graph(torch.Tensor):\n    pass\n" + G.format("isinstance(g, Graph)"), {"TCL108"}, set()),
+    (G.format("torch.is_tensor(g)"), {"TCL108"}, {"TCL108"}),
+    (G.format("type(g) is torch.Tensor"), {"TCL108"}, {"TCL108"}),
+    (G.format("isinstance(g, type(y))"), {"TCL108"}, set()),
+    (G.format("isinstance(g.a, torch.Tensor)"), {"TCL108"}, set()),  # (narrows g.a, not g: kept all the same)
+    # an attribute: the guard's class may be a module's, with parameters
+    ("from m import Graph\n" + G.format("isinstance(g, Graph)").replace("copy(g)", "copy(g.meta)"), {"TCL108"}, set()),
+    (G.format("isinstance(g, torch.nn.Linear)").replace("copy(g)", "copy(g.weight)"), {"TCL108"}, {"TCL108"}),
+    ("import pytest\n" + PT, {"TCL101", "TCL108"}, {"TCL101", "TCL108"}),
+    ("import pytest\nclass TestC:\n" + "\n".join("    " + line for line in PT.replace("(x)", "(self, x)", 1)
+                                                 .splitlines()) + "\n", {"TCL101", "TCL108"},
+     {"TCL101", "TCL108"}),
+    ("import pytest\n" + PT.replace('"x"', '"y"').replace("(x)", "(x, y)", 1), {"TCL101", "TCL108"}, set()),
+    (PT.replace("@pytest.mark.parametrize", "@functools.wraps").replace('"x", ', ""), set(), set()),
+]
+
 
 @pytest.mark.parametrize("code,kept,reported", CASES)
 def test_a_proven_argument_drops_the_rule(code, kept, reported):

@@ -148,7 +148,10 @@ def test_call_shapes():
     assert _plan(b"import torch\ny = torch.tensor([1, 2])\nz = torch.tensor(data=3)\n", codes).codes == frozenset()
     assert _plan(b"import torch\ny = torch.tensor(data=t)\n", codes).codes == {"TCL101", "TCL107"}
     assert _plan(b"import torch\ny = torch.as_tensor([a, b])\n", codes).codes == {"TCL107"}
-    assert _plan(b"import torch\ny = torch.tensor(*args)\n", codes).codes == {"TCL101", "TCL107"}
+    # the rules read the first argument only, and none that is `*args`/`**kwargs` (arguments.first_argument)
+    assert _plan(b"import torch\ny = torch.tensor(*args)\n", codes).codes == frozenset()
+    assert _plan(b"import torch\ny = torch.tensor(**kw)\n", codes).codes == frozenset()
+    assert _plan(b"import torch\ny = torch.tensor(t, **kw)\n", codes).codes == {"TCL101", "TCL107"}
     assert _plan(b"y = x.clone()\nz = y.detach()\n", codes).codes == frozenset()
     assert _plan(b"from torch import clone as c\nz = c(y).detach()\n", codes).codes == {"TCL103"}
     assert _plan(b"a = p.data\nb = p.data.sum()\nd = dict.copy()\n", codes).codes == frozenset()

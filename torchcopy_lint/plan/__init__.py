@@ -9,8 +9,8 @@ importing LibCST.
 ``structure.py`` decides from shape tokens: ``shapes.py`` reads one statement's tokens (TCL120's:
 ``index_shapes.py``; TCL105's: ``training.py``; the aliases' and writes': ``alias_shapes.py``), ``arguments.py``
 whether a call's argument may be what TCL101/107/108 need (from ``function_values.py``: what a function binds its
-names to, ``annotations.py``: which parameter annotations are never a tensor class's, and ``binding_names.py``: the
-names a node binds), ``scope_groups.py`` the tokens by flow scope. Imports only ``codes``, ``knowledge`` (torch's
+names to, ``annotations.py``: which parameter annotations are never a tensor class's, ``tensor_guards.py``: which
+guards may narrow a name to a tensor, and ``binding_names.py``: the names a node binds), ``scope_groups.py`` the tokens by flow scope. Imports only ``codes``, ``knowledge`` (torch's
 table of tensor attributes, read when a loop variable's attribute needs it) and source/ below it: nothing of LibCST,
 the semantic model or the parser.
 """

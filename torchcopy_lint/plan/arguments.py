@@ -50,11 +50,12 @@ _SAFE_CLASS = re.compile(r"class(?:[ \t\f]|\\\r?\n)+(?:%s)\b" % "|".join(sorted(
 
 
 def argument_tokens(call: ast.Call, add, at: At, guarded: Optional[Tuple[str, FrozenSet[str]]] = None) -> None:
-    """TCL101/TCL107/TCL108's shape tokens of ``call``: ``data:NAME`` when its data argument (the first positional
-    one, or ``data=``) may be a tensor, ``tensors:NAME`` when it may be a list of tensors, ``one_arg:NAME`` for a
-    single positional argument that may be a tensor (``copy.copy(t)``: a call on a plain name); a plain name's call
-    also gives the ``name_`` twins, which structure.resolved maps through import aliases. A ``*args``/``**kwargs``
-    may be anything. ``guarded``: a guard around the call proves its first argument no tensor (guard_arms.py)."""
+    """TCL101/TCL107/TCL108's shape tokens of ``call``: ``data:NAME`` when its data argument (the first one, if
+    positional or ``data=``: the rules read no other, and none after a ``*args``/``**kwargs`` or another keyword) may
+    be a tensor, ``tensors:NAME`` when it may be a list of tensors, ``one_arg:NAME`` for a single positional argument
+    that may be a tensor (``copy.copy(t)``: a call on a plain name); a plain name's call also gives the ``name_``
+    twins, which structure.resolved maps through import aliases. ``guarded``: a guard around the call proves its
+    first argument no tensor (guard_arms.py)."""
     func = call.func
     if func.__class__ is ast.Attribute:
         name, prefixes, on_name = func.attr, ("",), func.value.__class__ is ast.Name  # type: ignore[attr-defined]
@@ -64,20 +65,17 @@ def argument_tokens(call: ast.Call, add, at: At, guarded: Optional[Tuple[str, Fr
         return
     found = []
     data = None
-    unsure = bool(call.args) and call.args[0].__class__ is ast.Starred
-    if call.args and not unsure:
-        data = call.args[0]
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            unsure = True
-        elif keyword.arg == "data" and data is None:
-            data = keyword.value
-    if guarded is not None and not unsure and data is call.args[0]:
+    first = first_argument(call)
+    if first.__class__ is ast.keyword:
+        data = first.value if first.arg == "data" else None  # type: ignore[union-attr]
+    elif first is not None and first.__class__ is not ast.Starred:
+        data = first
+    if guarded is not None and call.args and data is call.args[0]:
         if guarded[1]:
             found.append(UNLESS + ",".join(sorted(guarded[1])) + "|data:")
-    elif unsure or data is not None and _may(may_be_tensor, data, at, found, "data:"):
+    elif data is not None and _may(may_be_tensor, data, at, found, "data:"):
         found.append("data:")
-    if unsure or data is not None and _may(may_be_tensor_list, data, at, found, "tensors:"):
+    if data is not None and _may(may_be_tensor_list, data, at, found, "tensors:"):
         found.append("tensors:")
     if on_name and len(call.args) == 1 and not call.keywords and call.args[0].__class__ is not ast.Starred \
             and _may(may_be_tensor, call.args[0], at, found, "one_arg:"):
@@ -90,6 +88,17 @@ def argument_tokens(call: ast.Call, add, at: At, guarded: Optional[Tuple[str, Fr
         else:
             for prefix in prefixes:
                 add(prefix + token + name)
+
+
+def first_argument(call: ast.Call) -> Optional[ast.AST]:
+    """The argument TCL101/TCL107 read, the call's first in the source's order (LibCST's ``Call.args[0]``), or None:
+    a positional one, a keyword, a ``*args`` or a ``**kwargs`` (``f(x=1, *a)``: a keyword may come first)."""
+    first: Optional[ast.AST] = call.args[0] if call.args else None
+    if call.keywords and (first is None or first.__class__ is ast.Starred):
+        keyword = call.keywords[0]
+        if first is None or (keyword.lineno, keyword.col_offset) < (first.lineno, first.col_offset):  # type: ignore
+            return keyword
+    return first
 
 
 #: A token that holds unless the file binds one of the names it lists (``unless:bfloat,ix|data:tensor``: unless

@@ -71,7 +71,7 @@ def tensor_class_name(name: str) -> bool:
     return name.endswith("Tensor") or name in ("Parameter", "Buffer")
 
 
-_STAR = re.compile(r"\bimport[\s\\(]*\*")
+STAR_IMPORT = re.compile(r"\bimport[\s\\(]*\*")
 
 
 def unaliased_classes(source: Union[str, bytes], aliases: Dict[str, str], names: Iterable[str]) -> Set[str]:
@@ -81,7 +81,7 @@ def unaliased_classes(source: Union[str, bytes], aliases: Dict[str, str], names:
     defines no class of the name (which may subclass one); an ASCII name (identifiers are NFKC-normalised). Read
     from the text: comments and strings count (a superset)."""
     text = source.decode("latin-1") if isinstance(source, bytes) else source
-    if _STAR.search(text):
+    if STAR_IMPORT.search(text):
         return set()
     return {name for name in names if name.isascii() and not tensor_class_name(aliases.get(name, name))
             and not re.search(r"\bclass(?:\s|\\)+" + re.escape(name) + r"\b", text)}

@@ -15,8 +15,11 @@ answers for arguments.py, a superset of the model's answer ("may be" unless prov
   file stores no instance of its own classes in such an attribute (an ``f`` condition: semantic/field_types.py);
 - a name read in a function whose only binding there is one of its own parameters, read before any rebinding,
   neither annotated with a class that could be a tensor's (``x: int``, ``inst: Instruction``: annotations.py) nor
-  tested with ``isinstance``/``is_tensor``/``type`` (the guards the model narrows on): an unannotated parameter is
-  UNKNOWN to the model (semantic/classes.py ``parameter``). A method's first parameter (``self``) may be a tensor;
+  narrowed to a tensor by a guard (``isinstance`` with a class the model may read as a tensor's, ``is_tensor``,
+  ``type(x) is ...``: semantic/guards.py; where its attributes are read, by any guard, a module's has parameters):
+  an unannotated parameter is UNKNOWN to the model (semantic/classes.py ``parameter``) unless ``@pytest.mark.parametrize``
+  lists its values (a ``p`` condition, for a decorated def or a method). A method's first parameter (``self``) may be
+  a tensor;
 - a name every binding of which in the function (its own statements, not nested scopes') is such a parameter or
   such a value: whichever bindings reach a read, their join is never a tensor (``n = n + 1`` adds nothing);
 - a name the function neither binds nor guards (the module's, read with no fact: semantic/model.py
@@ -36,6 +39,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 from .ast_children import children
 from .annotations import SAFE_ANNOTATIONS, SURE, annotation_conditions, chain_root, held, last_name  # noqa: F401
 from .binding_names import BINDERS, bindings
+from .tensor_guards import tensor_guard
 from .. import knowledge
 from ..codes import NOT_TENSOR_ATTRIBUTES, NOT_TENSOR_BUILTINS, NOT_TENSOR_METHODS, NUMBER_BUILTINS, NUMBER_METHODS
 
@@ -61,6 +65,10 @@ _MAX_NAMES = 64  # names followed through each other's bindings for one read, at
 #: ``torch.is_tensor(x)``, ``type(x) is torch.Tensor``). Imported under another name, they turn this off (plan).
 GUARD_CALLS = frozenset({"isinstance", "is_tensor", "type"})
 At = Optional["Site"]
+#: In ``ArgumentScope.never_bound``'s names visited: the value's attributes are read (no name: ``.``).
+STRICT = "."
+#: The condition of an unannotated parameter that parametrize may fill (unless_conditions.py ``p``).
+PARAMETRIZED = frozenset({"pparametrize"})
 Position = Tuple[int, int]  # a statement's first line and column
 
 
@@ -78,19 +86,25 @@ class ArgumentScope:
         self._annotated_class: Dict[str, Optional[FrozenSet[str]]] = {}
         self._params: Set[str] = {arg.arg for arg in positional + args.kwonlyargs}
         self._params.update(arg.arg for arg in (args.vararg, args.kwarg) if arg is not None)
+        # an unannotated parameter of a decorated def or a method may be what `@pytest.mark.parametrize` (the def's or
+        # its class's) lists: tensors, where the file names `parametrize` (semantic/parametrize.py)
+        bare = PARAMETRIZED if is_method or function.decorator_list else SURE
         for index, arg in enumerate(positional + args.kwonlyargs):
             if is_method and index == 0 and index < len(positional):
                 continue  # `self`: an instance of its class, which may be a tensor subclass
             annotation = arg.annotation
-            self._annotated_safe[arg.arg] = SURE if annotation is None else annotation_conditions(annotation, False)
-            self._annotated_class[arg.arg] = SURE if annotation is None else annotation_conditions(annotation, True)
+            self._annotated_safe[arg.arg] = bare if annotation is None else annotation_conditions(annotation, False)
+            self._annotated_class[arg.arg] = bare if annotation is None else annotation_conditions(annotation, True)
         for arg in (args.vararg, args.kwarg):
-            if arg is not None:
-                self._annotated_safe[arg.arg] = self._annotated_class[arg.arg] = SURE  # *args / **kwargs: never tensors
+            if arg is not None:  # *args / **kwargs: never tensors
+                self._annotated_safe[arg.arg] = self._annotated_class[arg.arg] = bare if arg.annotation is None else SURE
         # name -> the statements that store it (a walrus's: None, it may run before a read in the same statement)
         self._stored: Dict[str, List[Optional[Position]]] = {}
         self._bound_otherwise: Set[str] = set()  # global/nonlocal, imports, defs, handlers, patterns, nested params
-        self._guarded: Set[str] = set()
+        self._guarded: Set[str] = set()  # the names a guard narrows, to anything (a module's attributes: PARAMETER)
+        # name -> the conditions under which no guard in the function narrows it to a tensor (None: one may), read
+        # where the name itself is the argument: a guard's MODULE or NOT_TENSOR is never a tensor
+        self._tensor_guards: Dict[str, Optional[FrozenSet[str]]] = {}
         # name -> the values this function's own statements bind it to (None: one the model may call anything: an
         # unpacking, a loop's target, `with ... as`, a comprehension's variable, `del`, an annotation alone)
         self._values: Dict[str, List[Optional[ast.AST]]] = {}
@@ -136,10 +150,17 @@ class ArgumentScope:
             elif cls is ast.Call and last_name(node.func) in GUARD_CALLS:  # (whatever the class: a module's
                 for arg in node.args:  # narrows `x` to a module, and `x.weight` is then a parameter)
                     self._guarded.update(n.id for n in ast.walk(arg) if n.__class__ is ast.Name)
+                tensor_guard(node, False, self._tensor_guards)
+            elif cls is ast.Compare and node.left.__class__ is ast.Call and last_name(node.left.func) == "type":
+                tensor_guard(node.left, True, self._tensor_guards)  # `type(x) is torch.Tensor`
             comprehended = comprehended or cls in _COMPREHENSIONS
             nested = nested or cls in _SCOPES
             stack.extend((child, child if isinstance(child, ast.stmt) else statement, comprehended, nested)
                          for child in children(node))
+
+    def guard_held(self, name: str, assumed: Optional[Set[str]]) -> bool:
+        """No guard narrows ``name`` to a tensor, given the conditions it adds to ``assumed``."""
+        return held(self._tensor_guards.get(name, SURE), assumed)
 
     def only_parameter(self, name: str, at: "Optional[Site]" = None) -> bool:
         """Every binding of ``name`` that can reach a read at ``at`` (None: anywhere in the function) is the
@@ -169,10 +190,10 @@ class ArgumentScope:
         never a tensor's: ``annotation_conditions``), not bound again before the read and never narrowed; or a name
         every binding of which in this function is such a parameter or a value that is never a tensor
         (``never_bound``)."""
-        if self.only_parameter(name, at) and name not in self._guarded \
+        if self.only_parameter(name, at) and self.guard_held(name, assumed) \
                 and held(self._annotated_class[name], assumed):
             return True
-        if at is not None and assumed is not None and not self.binds(name) and name not in self._guarded:
+        if at is not None and assumed is not None and not self.binds(name) and self.guard_held(name, assumed):
             assumed.add("d" + name)  # the module's: never a tensor if only top-level displays bind it (structure.py)
             return True
         return at is not None and self.never_bound(name, at, assumed, set())
@@ -189,10 +210,12 @@ class ArgumentScope:
         """Every binding of ``name`` this function makes is a value the model never calls a tensor (whichever
         of them reaches a read, the read's value is their join: never a tensor), and no guard narrows it. A name
         this function does not bind is the enclosing scopes' (anything). ``visiting``: the names whose bindings
-        are being read (a name bound from itself, ``n = n + 1``, adds nothing)."""
+        are being read (a name bound from itself, ``n = n + 1``, adds nothing); with ``STRICT`` among them, the value's
+        attributes are read too (a guard's module has parameters): any guard keeps it."""
         if name in visiting:
             return True
-        if len(visiting) > _MAX_NAMES or name in self._bound_otherwise or name in self._guarded:
+        if len(visiting) > _MAX_NAMES or name in self._bound_otherwise \
+                or (name in self._guarded if STRICT in visiting else not self.guard_held(name, assumed)):
             return False
         if name in self._params:
             if not held(self._annotated_safe.get(name), assumed):
@@ -307,7 +330,9 @@ def _never_attribute(expr: ast.Attribute, at: "Site", assumed: Set[str], visitin
         names.append(expr.attr)
         expr = expr.value  # type: ignore[assignment]
     scope = at.scope
-    if not scope.never_bound(base.id, at, assumed, set() if visiting is None else visiting) and not (
+    visiting = set() if visiting is None else visiting
+    visiting.add(STRICT)
+    if not scope.never_bound(base.id, at, assumed, visiting) and not (
             scope.only_iterated(base.id) and not any(map(_tensor_attribute, names))):
         return False
     assumed.add("i" + base.id)  # type: ignore[attr-defined]
