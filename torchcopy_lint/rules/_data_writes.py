@@ -35,6 +35,10 @@ _TENSOR_SELF_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double"
 class DataWrites(Rule):
     """Finds the writes; a subclass says which contexts it wants (``wants``) and reports (``found``)."""
 
+    # A forward pre-hook's registration: semantic/pre_hooks.py reads every call of the module it is registered on,
+    # anywhere in the file (a module run twice), which pruning would blank out.
+    unprunable = "forward_pre_hook"
+
     def wants(self, context: GraphContext) -> bool:
         raise NotImplementedError
 
