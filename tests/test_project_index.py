@@ -568,3 +568,27 @@ def test_names_bound_is_a_superset_of_the_bindings():
     assert {"a", "d", "x", "y", "z", "w", "v", "i", "j", "n", "q", "r", "g", "s", "t", "u", "kw", "gl", "nonlocal_",
             "la", "C", "wal", "obj", "items"} <= bound
     assert not {"k", "o", "E", "p", "b", "e", "f"} & bound  # read, not bound (`f` is the ImportMap's business)
+
+
+def test_instances_of_a_project_tensor_subclass_are_not_taken_for_plain_tensors(tmp_path: Path):
+    """TCL111: a conversion of an instance of the project's own Tensor subclass (its dispatch may change the
+    receiver, torchrec's UInt4Tensor) is not reported; the same statement on a torch tensor is."""
+    root = write_tree(tmp_path / "sub", {
+        "pyproject.toml": "[project]\nname = 'sub'\n",
+        "sub/__init__.py": "",
+        "sub/tensor_types.py": (
+            "import torch\n\n\nclass UIntXTensor(torch.Tensor):\n    pass\n\n\n"
+            "class UInt4Tensor(UIntXTensor):\n    pass\n"),
+        "sub/check.py": (
+            "import torch\nfrom sub.tensor_types import UInt4Tensor\n\n\n"
+            "def check(device: torch.device):\n"
+            "    packed = UInt4Tensor(torch.zeros(4, dtype=torch.uint8))\n"
+            "    packed.to(device)\n"
+            "    plain = torch.zeros(4)\n"
+            "    plain.to(device)\n"),
+    })
+    index = ProjectIndex.for_path(str(root / "sub/check.py"))
+    assert index.module_class_kind("sub.tensor_types.UInt4Tensor") == "tensor"
+    result = _run("--no-cache", "--select", "TCL111", "--output-format", "json", str(root / "sub/check.py"),
+                  cwd=tmp_path)
+    assert [(d["line"], d["code"]) for d in json.loads(result.stdout)] == [(9, "TCL111")]

@@ -14,6 +14,7 @@ from ..notebook.program import PREAMBLE
 from ..semantic import Kind
 from ..semantic.syntax import all_params
 from ..semantic.vocabulary import MODULE_PRESERVING_METHODS
+from ._loop_variable import dead_loop_variable
 
 CONVERSIONS = frozenset(DISCARDABLE_METHODS)
 #: A conversion's `receiver.method` as the trigger admits it (gaps after the dot only).
@@ -37,10 +38,13 @@ class DiscardedTensorConversion(Rule):
     write (``x.to(d).add_(1)``) are left alone, as are the last expression of a
     notebook cell (it is displayed), probes (in a ``try`` body or under
     ``pytest.raises``) and device moves of parameters (``Params4bit`` quantizes in
-    place). Only statements that start their line with a plain dotted receiver are
-    looked at (the prefilter's shape). The fix ``x = x.to(...)``, for a plain name or
-    attribute, is unsafe: it changes what the following lines see, which is the point,
-    but a reviewer must agree.
+    place), and instances of the project's own Tensor subclasses (their ``to`` or
+    ``__torch_dispatch__`` may change the receiver). Only statements that start their
+    line with a plain dotted receiver are looked at (the prefilter's shape). The fix
+    ``x = x.to(...)``, for a plain name or attribute, is unsafe: it changes what the
+    following lines see, which is the point, but a reviewer must agree. A loop
+    variable that nothing reads again before the loop rebinds it gets no fix and a
+    message that says so: rebinding it would move nothing outside the loop.
     """
 
     code = "TCL111"
@@ -60,6 +64,7 @@ class DiscardedTensorConversion(Rule):
         "import torch\nx = torch.zeros(2)\nx.to('cpu').add_(1)",
         "def f(batch):\n    batch.to('cpu')",
         "import numpy as np\na = np.zeros(2)\na.astype('float32')",
+        "import torch\nclass Packed(torch.Tensor):\n    pass\np = Packed(torch.zeros(2))\np.to('cpu')",
     ]
     INVALID = [
         "import torch\nx = torch.zeros(2)\nx.to('cpu')",
@@ -68,6 +73,7 @@ class DiscardedTensorConversion(Rule):
         "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.w = torch.nn.Parameter(torch.zeros(2))\n    def f(self):\n        self.w.detach()",
         "import torch\ndef f(feats: torch.Tensor):\n    mask = feats > 0\n    mask.float()\n    return mask",
+        "import torch\ndef f(m: torch.nn.Module):\n    for b in m.buffers():\n        b.to('cpu')",
     ]
 
     def visit_Expr(self, node: cst.Expr) -> None:
@@ -89,8 +95,17 @@ class DiscardedTensorConversion(Rule):
         if self.context.kind_of(root) is not Kind.TENSOR or self._displayed(node) or self._probe() \
                 or self._converted_unknown(root):
             return
-        if self.context.value_of(root).kind is Kind.PARAMETER and {method, *chain} & _DEVICE_MOVES:
+        value = self.context.value_of(root)
+        if value.kind is Kind.PARAMETER and {method, *chain} & _DEVICE_MOVES:
             return  # Parameter subclasses (bitsandbytes' Params4bit) move and quantize in place
+        if value.cls is not None:
+            return  # a project's Tensor subclass: its own `to`/`__torch_dispatch__` may change the receiver
+        if isinstance(root, cst.Name) and dead_loop_variable(self.context, root):
+            # `for b in m.buffers(): b.to(d)`: `b = b.to(d)` would rebind the loop variable and nothing else
+            loop_advice = method != "clone" and value.kind is not Kind.PARAMETER
+            message = self._loop_message(call, method, root) if loop_advice else self._message(call, method, root)
+            self.report(call, message)
+            return
         replacement = None if "clone" in (method, *chain) else self._assignment(node, root)
         self.report(call, self._message(call, method, root), replacement=replacement, target=node,
                     applicability=Applicability.UNSAFE)
@@ -135,13 +150,22 @@ class DiscardedTensorConversion(Rule):
         if self.context.value_of(root).kind is Kind.PARAMETER:
             advice = "a parameter refuses a plain tensor: convert the module that owns it (`module.to(...)`)"
         elif name and len(name) <= 40:
-            value = code(call)
-            if len(value) > 60 or "\n" in value:
-                value = f"{name}.{method}(...)"
-            advice = f"assign it (`{name} = {value}`)"
+            advice = f"assign it (`{name} = {self._shown(call, name, method)}`)"
         else:
             advice = "assign it"
         return self.message.format(method=method, advice=advice)
+
+    def _loop_message(self, call: cst.Call, method: str, root: cst.Name) -> str:
+        name = root.value
+        return self.message.format(method=method, advice=(
+            f"`{name}` is a loop variable that is not read again before the loop rebinds it, so assigning "
+            f"it (`{name} = {self._shown(call, name, method)}`) would change nothing outside the loop either: "
+            "convert the container or module it comes from, or write the result where it is kept"))
+
+    def _shown(self, call: cst.Call, name: str, method: str) -> str:
+        """The conversion as a message quotes it: its code, or ``name.method(...)`` when long."""
+        value = self.context.module.code_for_node(call)
+        return f"{name}.{method}(...)" if len(value) > 60 or "\n" in value else value
 
     def _assignment(self, node: cst.Expr, root: cst.BaseExpression) -> Optional[cst.Assign]:
         """``root = <the conversion>`` where that cannot fail: a name the current scope binds (not a free

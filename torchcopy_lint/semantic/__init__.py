@@ -8,7 +8,7 @@ asks the ``SemanticModel`` of the file. The queries (stable API for rules):
 - ``context.value_of(expr) -> Value``: the fine answer: ``.kind`` is one of ``Kind`` (TENSOR,
   PARAMETER, MODULE, OPTIMIZER, TENSOR_LIST, RECORD, MAPPING, NUMBER, NOT_TENSOR, UNKNOWN; see
   ``Kind.is_tensor`` / ``Kind.is_known_other``), ``.cls`` the class of a module/record/optimizer when
-  known, ``.item`` the value of a mapping's items, ``.fields`` a record's field names when declared,
+  known (of a tensor: the project's own Tensor subclass it is an instance of, never a torch class), ``.item`` the value of a mapping's items, ``.fields`` a record's field names when declared,
   ``.items`` a tuple's values by position when its length is known (``torch.topk``'s named tuple).
 - ``context.reaching(node) -> [Binding]``: the bindings that can reach the read ``node`` (a Name or
   an attribute chain such as ``self.best``); ``Binding.how`` says what made it (assign, aug, iter,

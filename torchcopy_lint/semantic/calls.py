@@ -92,6 +92,8 @@ class Calls:
             if cls == "not-tensor":
                 fields = index.class_fields(q)
                 return Value(Kind.RECORD, q, fields=tuple(fields) if fields else None)
+            if cls == "tensor":
+                return Value(Kind.TENSOR, q)  # an instance of a project Tensor subclass
             return Value(Kind.MODULE, q) if cls == "module" else known(_project_value(cls))
         returned = index.function_return(q)
         if returned is None:

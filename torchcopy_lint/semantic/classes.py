@@ -70,7 +70,7 @@ class Classes:
                     all_known = False
                 continue
             if found.kind is Kind.TENSOR:
-                return TENSOR
+                return Value(Kind.TENSOR, name)  # a Tensor subclass of this file: its class is kept
             if found.kind is Kind.MODULE:
                 return Value(Kind.MODULE, name)
             if found.kind is not Kind.RECORD:

@@ -69,7 +69,7 @@ class Value:
     def __init__(self, kind: Kind, cls: Optional[str] = None, item: Optional["Value"] = None,
                  fields: Optional[Tuple[str, ...]] = None, items: Optional[Tuple["Value", ...]] = None) -> None:
         self.kind = kind
-        self.cls = cls
+        self.cls = cls  # a tensor's only when it is an instance of a project (non-torch) Tensor subclass
         self.item = item
         self.fields = fields  # a record's field names, when its class declares them (a named tuple's too)
         self.items = items  # a tuple's values by position, when its length is known

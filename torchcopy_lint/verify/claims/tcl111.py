@@ -154,3 +154,40 @@ def _tcl111_comparison_is_a_tensor(device: str) -> None:
     attended, weights = torch.nn.MultiheadAttention(8, 2).to(device)(x, x, x)
     for value in (out, h, c, seq, last, attended, weights):
         assert isinstance(value, torch.Tensor), type(value)
+
+
+@claim("TCL111-loop-variable-rebind", "TCL111",
+       "`for b in m.buffers(): b = b.to(dtype)` (or `b.to(dtype)`) leaves the module's buffers as they were: "
+       "rebinding the loop variable changes nothing outside the loop, so a loop variable nothing reads again "
+       "gets no `x = x.to(...)` fix",
+       tags={"fix-caveat"})
+def _tcl111_loop_variable_rebind(device: str) -> None:
+    import torch
+
+    module = torch.nn.BatchNorm1d(2).to(device)
+    for buffer in module.buffers():
+        if buffer.is_floating_point():
+            buffer.to(torch.float64)
+    for buffer in module.buffers():
+        if buffer.is_floating_point():
+            buffer = buffer.to(torch.float64)
+    dtypes = {name: b.dtype for name, b in module.named_buffers()}
+    assert dtypes["running_mean"] == torch.float32 and dtypes["running_var"] == torch.float32, dtypes
+
+
+@claim("TCL111-subclass-may-convert-in-place", "TCL111",
+       "a Tensor subclass may define its own `to` (or dispatch it itself) and change its receiver: a subclass "
+       "whose `to` sets `self.data` leaves the receiver converted, so instances of a project's own Tensor "
+       "subclass are not reported",
+       tags={"near-miss"})
+def _tcl111_subclass_may_convert_in_place(device: str) -> None:
+    import torch
+
+    class Moving(torch.Tensor):
+        def to(self, *args, **kwargs):
+            self.data = torch.Tensor.to(self.data, *args, **kwargs)
+            return self
+
+    t = torch.arange(3.0, device=device).as_subclass(Moving)
+    t.to(torch.float64)  # discarded, and yet
+    assert type(t) is Moving and t.dtype == torch.float64, (type(t), t.dtype)
