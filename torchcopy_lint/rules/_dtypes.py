@@ -30,7 +30,8 @@ _CREATIONS = frozenset("zeros ones empty eye full arange linspace tensor rand ra
 #: Methods whose result has the dtype and device of their receiver (``view`` unless given a dtype).
 KEEPS = frozenset("""clone detach detach_ contiguous view reshape flatten squeeze unsqueeze t permute transpose
     expand repeat narrow flip roll requires_grad_ pin_memory""".split())
-_LIKE = frozenset("zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split())
+#: ``torch.*_like(x)``: a new tensor with ``x``'s shape (and dtype, unless given one).
+LIKE = frozenset("zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split())
 #: ``torch.LongTensor(...)`` and friends make their dtype; ``torch.Tensor(...)`` the default one (None here).
 LEGACY_DTYPES = {"Tensor": None, "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
                  "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
@@ -107,7 +108,7 @@ def kept_from(context: FileContext, expr: cst.BaseExpression, changes: FrozenSet
             return func.value
         return None
     qualified = context.qualified_name(func) or ""
-    if qualified[6:] in _LIKE and expr.args and expr.args[0].keyword is None \
+    if qualified[6:] in LIKE and expr.args and expr.args[0].keyword is None \
             and not any(arg.keyword is not None and arg.keyword.value in ("dtype", "device") for arg in expr.args):
         return expr.args[0].value
     return None
@@ -144,7 +145,7 @@ def _call_dtype(context: FileContext, call: cst.Call, default_set: bool) -> Opti
     legacy = (name or "").rpartition(".")[2]
     if legacy in LEGACY_DTYPES and name in (legacy, "cuda." + legacy):
         return LEGACY_DTYPES[legacy] or (None if default_set else "float32")
-    if name in _LIKE:
+    if name in LIKE:
         return _own_dtype(context, call, None)  # naming no dtype, it has its input's (``kept_from``)
     if name not in _CREATIONS:
         return None

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..engine import FileContext
 from ..semantic import Kind
+from ._dtypes import LIKE
 
 #: Tensor methods whose result is 0-d when called without arguments (``loss.sum()``, ``x.max()``).
 WHOLE_REDUCTIONS = frozenset("sum mean prod max min norm std var median all any nansum nanmean count_nonzero".split())
@@ -21,7 +22,6 @@ LOSSES = frozenset("""mse_loss l1_loss smooth_l1_loss huber_loss soft_margin_los
 SHAPE_KEEPING = frozenset("""to cpu cuda float double half bfloat16 long int short bool byte char detach clone contiguous
     abs neg sqrt rsqrt exp log sigmoid tanh relu square requires_grad_""".split())
 _CREATIONS = frozenset("zeros ones empty full rand randn".split())
-_LIKE = frozenset("zeros_like ones_like empty_like full_like rand_like randn_like".split())
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power)
 _MAX_DEPTH = 6
 
@@ -60,13 +60,13 @@ def _zero_dim_call(context: FileContext, call: cst.Call, depth: int) -> bool:
         return reduction is None or isinstance(reduction, cst.SimpleString) \
             and reduction.evaluated_value in ("mean", "sum", "batchmean")
     if head == "torch":
-        if name in ("tensor", "scalar_tensor") and len(call.args) >= 1 and positional \
+        if name in ("tensor", "scalar_tensor") and positional \
                 and isinstance(positional[0].value, (cst.Integer, cst.Float)):
             return True
         if name in _CREATIONS and positional and isinstance(positional[0].value, (cst.Tuple, cst.List)) \
                 and not positional[0].value.elements:
             return True  # torch.zeros(()), torch.full((), v)
-        if name in _LIKE and len(positional) == 1:
+        if name in LIKE and len(positional) == 1:
             return zero_dim(context, positional[0].value, depth + 1)
         if keywords - {"dtype"}:
             return False

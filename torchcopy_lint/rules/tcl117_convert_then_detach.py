@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
 from ..codes import CAST_CALL, KIND_EVIDENCE, TRIGGERS
@@ -11,8 +9,6 @@ from ..engine import Rule
 from ..semantic import Grad, Kind
 from ._build import call_before, short_code, swapped
 from ._convert import conversion_name, receiver
-from ._dtypes import CAST_RESULTS
-from ._exact import classify, dtype_name
 
 
 class ConvertThenDetach(Rule):
@@ -64,34 +60,16 @@ class ConvertThenDetach(Rule):
         if inner is None:
             return
         method = conversion_name(inner)
-        if method is None or any(arg.star for arg in inner.args) or self._integral_result(inner):
+        if method is None or any(arg.star for arg in inner.args):
             return
         tensor = receiver(inner)
         if self.context.kind_of(tensor) is not Kind.TENSOR:
             return
         grad = self.context.requires_grad(tensor)
-        if grad is Grad.NO:
-            return
+        if grad is Grad.NO or self.context.requires_grad(inner) is Grad.NO:
+            return  # nothing requires grad, or an integer or bool result (`.long()`, `.to(torch.int32)`)
         call = method + ("(...)" if inner.args else "()")
         message = self.message.format(method=call) if grad is Grad.YES else \
             self.conditional.format(method=call, tensor=short_code(self.context, tensor))
         self.report(node, message, replacement=swapped(node, inner))
 
-
-    def _integral_result(self, conversion: cst.Call) -> bool:
-        """The conversion makes an integer or bool tensor (``.long()``, ``.to(x, torch.int32)``,
-        ``.to(dtype=torch.bool)``): such a tensor never requires grad, so no node is recorded."""
-        assert isinstance(conversion.func, cst.Attribute)
-        method = conversion.func.attr.value
-        if method in CAST_RESULTS:
-            return _integral(CAST_RESULTS[method])
-        if method != "to":
-            return False
-        for arg in conversion.args:
-            if arg.keyword.value == "dtype" if arg.keyword is not None else classify(self.context, arg.value) == "dtype":
-                return _integral(dtype_name(self.context, arg.value))
-        return False
-
-
-def _integral(dtype: Optional[str]) -> bool:
-    return dtype is not None and (dtype == "bool" or dtype.startswith(("int", "uint")))

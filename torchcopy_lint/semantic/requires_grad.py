@@ -204,12 +204,17 @@ class RequiresGrad:
             return False
         if parameterless_layer(cls):
             return True
-        index = self.model.project
-        own = getattr(index, "module_name", None)
-        if index is None or not own:
-            return False
+        qualified = self._project_class(cls)
+        return qualified is not None and self.model.project.holds_no_parameters(qualified)
+
+    def _project_class(self, cls: str) -> Optional[str]:
+        """``cls`` (a class name as a Value holds it) qualified for the project index: this file's classes under
+        the module's name; None without an index, or for a class outside the project."""
+        own = getattr(self.model.project, "module_name", None)
+        if self.model.project is None or not own:
+            return None
         cls = f"{own}.{cls}" if cls in self.model.module_classes else cls
-        return not self.model.outside_project(cls) and index.holds_no_parameters(cls)
+        return None if self.model.outside_project(cls) else cls
 
     def _returns_without_grad(self, call: cst.Call) -> bool:
         """The callee is a function or method of the project (this file's included) whose every returned
@@ -237,10 +242,8 @@ class RequiresGrad:
         if cls is None:
             receiver = self.model.evaluator.value(func.value)
             cls = receiver.cls if receiver is not None and receiver.kind in (Kind.MODULE, Kind.RECORD) else None
-        if cls is None:
-            return False
-        cls = f"{own}.{cls}" if cls in self.model.module_classes else cls
-        method = index.method_of(cls, func.attr.value) if not self.model.outside_project(cls) else None
+        qualified = self._project_class(cls) if cls is not None else None
+        method = index.method_of(qualified, func.attr.value) if qualified is not None else None
         return method is not None and index.returns_without_grad(method)
 
     def _leaf(self, call: cst.Call) -> Optional[Grad]:

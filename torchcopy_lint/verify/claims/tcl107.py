@@ -150,6 +150,7 @@ def _tcl107_zero_dim_evidence(device: str) -> None:
         made = getattr(torch, creation)((), device=device)
         found[f"torch.{creation}(())"] = made
         found[f"torch.{creation}_like(0-d)"] = getattr(torch, creation + "_like")(made)
+    found["torch.randint_like(0-d, high=3)"] = torch.randint_like(torch.zeros((), device=device), high=3)
     found["torch.full((), v)"] = torch.full((), 2.0, device=device)
     scalar = x.sum()
     for name in sorted(SHAPE_KEEPING - {"cuda", "to", "requires_grad_"}):
